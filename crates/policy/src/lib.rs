@@ -1,0 +1,1 @@
+//! Permission policy (filled in by the permissions work).

@@ -1,0 +1,28 @@
+//! The data model every part of Lathe shares (ARCHITECTURE.md §2).
+//!
+//! - [`ledger`]: the append-only conversation record (user and assistant messages, tool results,
+//!   compaction boundaries, meta items) — the single source of truth for what is sent and saved.
+//! - [`request`]: one model request ([`ModelRequest`]) built from the ledger.
+//! - [`event`]: what a provider streams back ([`ModelEvent`]), normalised across wire protocols,
+//!   and [`accumulate::Accumulator`], which folds the stream into an [`AssistantMessage`].
+//! - [`error`]: typed provider errors ([`ProviderError`]) that drive recovery.
+//! - [`agent`]: the loop's outward events ([`AgentEvent`]) and inward operations ([`AgentOp`]).
+//!
+//! This crate has no I/O and no async runtime; everything here is plain data with serde.
+
+pub mod accumulate;
+pub mod agent;
+pub mod error;
+pub mod event;
+pub mod ledger;
+pub mod request;
+
+pub use accumulate::Accumulator;
+pub use agent::{AgentEvent, AgentOp, PermissionAnswer, RunStats, StopCause};
+pub use error::{ApiError, ProviderError};
+pub use event::{ModelEvent, RetryInfo, StopReason, Usage};
+pub use ledger::{
+    AssistantMessage, Compaction, Content, LedgerItem, Meta, Receipt, Thinking, ThinkingFormat, ToolCall,
+    ToolResult, ToolStatus, UserMessage, UserOrigin,
+};
+pub use request::{ModelRequest, SystemBlock, ThinkingConfig, ToolSpec};
