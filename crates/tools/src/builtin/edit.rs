@@ -1,0 +1,196 @@
+//! `edit_file{path, old_string, new_string, replace_all?}`: exact string replacement that leaves
+//! every byte outside the replaced span as it was.
+//!
+//! Order: check the arguments (empty or identical strings are refused before any I/O) → resolve
+//! and read the file → the [`FileTracker`](crate::FileTracker) must have seen these exact bytes →
+//! decode in the file's own encoding ([`crate::files::text`]; binary or lossy text is refused) →
+//! match (`old_string` as given, else with its line endings converted to the file's) → exactly one
+//! match unless `replace_all` → replace, with `new_string`'s line endings converted to the file's
+//! → encode back (BOM, UTF-16, Latin-1 preserved; unrepresentable characters refused) → write →
+//! record the new state → unified diff.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::write::{check_fresh, unified_diff};
+use super::{MAX_READ_BYTES, blocking, io_reason, read_limited};
+use crate::context::ToolContext;
+use crate::files::text::{Decoded, LineEnding, decode, encode, line_ending, to_crlf};
+use crate::tool::{Effect, Tool, ToolError, ToolOutput};
+
+/// Characters of diff shown after an edit.
+const MAX_DIFF_CHARS: usize = 8_000;
+
+/// The `edit_file` tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EditFile;
+
+/// Arguments of `edit_file`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct EditArgs {
+    /// File path (relative to the workspace or absolute).
+    pub path: String,
+    /// Exact text to replace, including whitespace; must be unique unless replace_all.
+    pub old_string: String,
+    /// Replacement text.
+    pub new_string: String,
+    /// Replace every occurrence (default false).
+    pub replace_all: Option<bool>,
+}
+
+impl Tool for EditFile {
+    type Args = EditArgs;
+
+    fn name(&self) -> &'static str {
+        "edit_file"
+    }
+
+    fn description(&self) -> &'static str {
+        "Replace an exact string in a file you have read. old_string must match exactly (whitespace \
+         included) and be unique unless replace_all is true. Returns a diff."
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::Mutating
+    }
+
+    async fn run(&self, args: EditArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let path = ctx.resolve(&args.path);
+        let shown = ctx.display_path(&path);
+        if args.old_string.is_empty() {
+            return Err(ToolError::Failed(format!(
+                "edit_file: old_string is empty; include the text to replace (to create {shown} use write_file)"
+            )));
+        }
+        if args.old_string == args.new_string {
+            return Err(ToolError::Failed(
+                "edit_file: old_string and new_string are identical; nothing would change".to_string(),
+            ));
+        }
+        let meta = tokio::fs::metadata(&path).await.map_err(|e| {
+            ToolError::Failed(match e.kind() {
+                std::io::ErrorKind::NotFound => {
+                    format!("edit_file: {shown} does not exist; create it with write_file")
+                }
+                _ => format!("edit_file: cannot access {shown}: {}", io_reason(&e)),
+            })
+        })?;
+        if meta.is_dir() {
+            return Err(ToolError::Failed(format!("edit_file: {shown} is a directory")));
+        }
+        let p = path.clone();
+        let (bytes, cut) = blocking(ctx, move || read_limited(&p, MAX_READ_BYTES))
+            .await?
+            .map_err(|e| ToolError::Failed(format!("edit_file: cannot read {shown}: {}", io_reason(&e))))?;
+        if cut {
+            return Err(ToolError::Failed(format!(
+                "edit_file: {shown} is larger than {MAX_READ_BYTES} bytes; edit it with shell tools"
+            )));
+        }
+        check_fresh(ctx, &path, &shown, &bytes, "edit_file")?;
+        let decoded = match decode(&bytes) {
+            Decoded::Text(text) => text,
+            Decoded::Binary { reason } => {
+                return Err(ToolError::Failed(format!(
+                    "edit_file: {shown} looks like a binary file ({reason}); it cannot be edited as text"
+                )));
+            }
+        };
+        if decoded.lossy {
+            return Err(ToolError::Failed(format!(
+                "edit_file: {shown} has bytes that are not valid {}; editing it as text would corrupt \
+                 them, so it was left unchanged (use shell tools for byte-level edits)",
+                decoded.encoding.label()
+            )));
+        }
+        let replace_all = args.replace_all.unwrap_or(false);
+        let plan = plan_replacement(&decoded.text, &args.old_string, &args.new_string).map_err(|miss| {
+            ToolError::Failed(format!("edit_file: old_string was not found in {shown}. {miss}"))
+        })?;
+        let lines = match_lines(&decoded.text, &plan.old);
+        if lines.len() > 1 && !replace_all {
+            return Err(ToolError::Failed(format!(
+                "edit_file: old_string occurs {} times in {shown} (lines {}); add surrounding lines to \
+                 make it unique, or set replace_all",
+                lines.len(),
+                join_numbers(&lines)
+            )));
+        }
+        let new_text = if replace_all {
+            decoded.text.replace(&plan.old, &plan.new)
+        } else {
+            decoded.text.replacen(&plan.old, &plan.new, 1)
+        };
+        let new_bytes = encode(&new_text, decoded.encoding)
+            .map_err(|e| ToolError::Failed(format!("edit_file: {shown} was left unchanged: {e}")))?;
+        let target = path.clone();
+        let to_write = new_bytes.clone();
+        blocking(ctx, move || std::fs::write(&target, &to_write))
+            .await?
+            .map_err(|e| ToolError::Failed(format!("edit_file: cannot write {shown}: {}", io_reason(&e))))?;
+        let mtime = tokio::fs::metadata(&path).await.ok().and_then(|m| m.modified().ok());
+        ctx.files.record(&path, &new_bytes, mtime);
+        let diff = unified_diff(&decoded.text, &new_text, &shown, MAX_DIFF_CHARS);
+        let what = if lines.len() == 1 {
+            "1 occurrence".to_string()
+        } else {
+            format!("{} occurrences", lines.len())
+        };
+        Ok(ToolOutput::text(format!("Edited {shown}: replaced {what}.\n{diff}")))
+    }
+}
+
+/// The strings to search for and insert, in the file's line-ending convention.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Replacement {
+    pub old: String,
+    pub new: String,
+}
+
+/// Finds how `old` occurs in `text`: as given, else with its line endings converted to the file's.
+/// `new` gets the same treatment, so a CRLF file never gains LF-only lines. On no match, the error
+/// text shows the nearest candidates.
+pub(crate) fn plan_replacement(text: &str, old: &str, new: &str) -> Result<Replacement, String> {
+    let ending = line_ending(text);
+    let (old_conv, new_conv) = match ending {
+        LineEnding::Crlf => (to_crlf(old), to_crlf(new)),
+        LineEnding::Lf => (old.replace("\r\n", "\n"), new.replace("\r\n", "\n")),
+    };
+    if text.contains(old) {
+        let new = match ending {
+            LineEnding::Crlf => new_conv,
+            LineEnding::Lf => new.to_string(),
+        };
+        return Ok(Replacement { old: old.to_string(), new });
+    }
+    if old_conv != old && text.contains(&old_conv) {
+        return Ok(Replacement { old: old_conv, new: new_conv });
+    }
+    Err(super::edit_hint::nearest_candidates(text, old))
+}
+
+/// 1-based line numbers where each (non-overlapping) occurrence of `needle` starts.
+fn match_lines(text: &str, needle: &str) -> Vec<usize> {
+    let mut lines = Vec::new();
+    let mut line = 1;
+    let mut scanned = 0;
+    for (at, _) in text.match_indices(needle) {
+        line += text[scanned..at].matches('\n').count();
+        scanned = at;
+        lines.push(line);
+    }
+    lines
+}
+
+fn join_numbers(numbers: &[usize]) -> String {
+    let shown: Vec<String> = numbers.iter().take(20).map(usize::to_string).collect();
+    let mut out = shown.join(", ");
+    if numbers.len() > 20 {
+        out.push_str(&format!(", … ({} more)", numbers.len() - 20));
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "edit_tests.rs"]
+mod tests;

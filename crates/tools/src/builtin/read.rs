@@ -1,0 +1,188 @@
+//! `read_file{path, offset?, limit?}`: a file as `cat -n`-style numbered lines, an image as image
+//! content, a directory as a listing.
+//!
+//! Order: resolve the path → `stat` (a directory is listed; a missing path is an error) → images by
+//! extension → read the bytes on the blocking pool (FIFOs and devices included, at most
+//! [`MAX_READ_BYTES`](super::MAX_READ_BYTES)) → decode ([`crate::files::text`]; binary is refused)
+//! → record the state in the [`FileTracker`](crate::FileTracker) (a partial read counts) → render
+//! the requested lines, each cut at 2 000 chars, the whole capped at 256 KiB with a footer that
+//! says how to read on.
+
+use base64::Engine as _;
+use lathe_protocol::Content;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{MAX_READ_BYTES, blocking, io_reason, read_limited};
+use crate::context::ToolContext;
+use crate::files::text::{Decoded, TextEncoding, decode};
+use crate::tool::{Effect, Tool, ToolError, ToolOutput};
+
+/// Lines returned when `limit` is not given.
+pub const DEFAULT_LIMIT: usize = 2000;
+/// Characters kept of one line.
+pub const MAX_LINE_CHARS: usize = 2000;
+/// Cap on the rendered output, in bytes.
+pub const MAX_OUTPUT_BYTES: usize = 256 * 1024;
+/// Largest image returned as image content, in bytes.
+pub const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
+
+/// The `read_file` tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadFile;
+
+/// Arguments of `read_file`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReadArgs {
+    /// File or directory path (relative to the workspace or absolute).
+    pub path: String,
+    /// First line to read, 1-based.
+    #[schemars(range(min = 1))]
+    pub offset: Option<u64>,
+    /// Number of lines to read (default 2000).
+    #[schemars(range(min = 1))]
+    pub limit: Option<u64>,
+}
+
+impl Tool for ReadFile {
+    type Args = ReadArgs;
+
+    fn name(&self) -> &'static str {
+        "read_file"
+    }
+
+    fn description(&self) -> &'static str {
+        "Read a text file as numbered lines (`cat -n` style; default first 2000 lines, use offset/limit \
+         for more), an image, or a directory listing. Read a file before editing or overwriting it."
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::ReadOnly
+    }
+
+    async fn run(&self, args: ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let path = ctx.resolve(&args.path);
+        let shown = ctx.display_path(&path);
+        let meta = tokio::fs::metadata(&path)
+            .await
+            .map_err(|e| ToolError::Failed(format!("read_file: cannot read {shown}: {}", io_reason(&e))))?;
+        if meta.is_dir() {
+            let root = path.clone();
+            let listing =
+                blocking(ctx, move || super::list_dir::render_tree(&root, 1, super::list_dir::MAX_ENTRIES))
+                    .await?;
+            return Ok(ToolOutput::text(format!("{shown} is a directory:\n{listing}")));
+        }
+        if let Some(media_type) = image_media_type(&path) {
+            if meta.len() > MAX_IMAGE_BYTES {
+                return Err(ToolError::Failed(format!(
+                    "read_file: {shown} is an image of {} bytes, larger than the {MAX_IMAGE_BYTES}-byte limit",
+                    meta.len()
+                )));
+            }
+            let p = path.clone();
+            let bytes = blocking(ctx, move || std::fs::read(p)).await?.map_err(|e| {
+                ToolError::Failed(format!("read_file: cannot read {shown}: {}", io_reason(&e)))
+            })?;
+            ctx.files.record(&path, &bytes, meta.modified().ok());
+            return Ok(ToolOutput {
+                content: vec![Content::Image {
+                    media_type: media_type.to_string(),
+                    data: base64::engine::general_purpose::STANDARD.encode(&bytes),
+                }],
+                ..ToolOutput::default()
+            });
+        }
+        let p = path.clone();
+        let (bytes, cut) = blocking(ctx, move || read_limited(&p, MAX_READ_BYTES))
+            .await?
+            .map_err(|e| ToolError::Failed(format!("read_file: cannot read {shown}: {}", io_reason(&e))))?;
+        let decoded = match decode(&bytes) {
+            Decoded::Text(text) => text,
+            Decoded::Binary { reason } => {
+                return Err(ToolError::Failed(format!(
+                    "read_file: {shown} looks like a binary file ({} bytes): {reason}; \
+                     inspect it with shell tools (e.g. `xxd | head`) if needed",
+                    bytes.len()
+                )));
+            }
+        };
+        if !cut {
+            ctx.files.record(&path, &bytes, meta.modified().ok());
+        }
+        let offset = args.offset.unwrap_or(1).max(1) as usize;
+        let limit = args.limit.map_or(DEFAULT_LIMIT, |l| l.max(1) as usize);
+        let mut out = render_lines(&decoded.text, offset, limit);
+        if decoded.encoding != TextEncoding::Utf8 {
+            out.push_str(&format!("\n[encoding: {}]", decoded.encoding.label()));
+        }
+        if decoded.lossy {
+            out.push_str("\n[some bytes are not valid in this encoding and are shown as U+FFFD]");
+        }
+        if cut {
+            out.push_str(&format!("\n[only the first {MAX_READ_BYTES} bytes of {shown} were read]"));
+        }
+        Ok(ToolOutput::text(out))
+    }
+}
+
+/// `png`, `jpg`/`jpeg`, `gif` and `webp` by extension.
+fn image_media_type(path: &std::path::Path) -> Option<&'static str> {
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    match ext.as_str() {
+        "png" => Some("image/png"),
+        "jpg" | "jpeg" => Some("image/jpeg"),
+        "gif" => Some("image/gif"),
+        "webp" => Some("image/webp"),
+        _ => None,
+    }
+}
+
+/// Renders lines `offset..offset+limit` (1-based) as `{number:>6}\t{line}`, with footers for cut
+/// lines, the byte cap and lines left unread.
+pub fn render_lines(text: &str, offset: usize, limit: usize) -> String {
+    if text.is_empty() {
+        return "(empty file)".to_string();
+    }
+    let total = text.lines().count();
+    if offset > total {
+        return format!("(the file has {total} lines; offset {offset} is past the end)");
+    }
+    let mut out = String::new();
+    let mut last = offset - 1;
+    let mut capped = false;
+    for (index, line) in text.lines().enumerate().skip(offset - 1).take(limit) {
+        let number = index + 1;
+        let mut rendered = format!("{number:>6}\t");
+        match line.char_indices().nth(MAX_LINE_CHARS) {
+            Some((cut, _)) => {
+                rendered.push_str(&line[..cut]);
+                rendered.push_str(&format!(" … [line cut: {} chars in total]", line.chars().count()));
+            }
+            None => rendered.push_str(line),
+        }
+        rendered.push('\n');
+        if out.len() + rendered.len() > MAX_OUTPUT_BYTES {
+            capped = true;
+            break;
+        }
+        out.push_str(&rendered);
+        last = number;
+    }
+    if capped {
+        out.push_str(&format!(
+            "\n[output capped at 256 KiB after line {last} of {total}; read on with offset={}]",
+            last + 1
+        ));
+    } else if last < total {
+        out.push_str(&format!(
+            "\n[showing lines {offset}-{last} of {total}; read on with offset={}]",
+            last + 1
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "read_tests.rs"]
+mod tests;

@@ -1,0 +1,290 @@
+//! `shell{command, timeout_ms?, workdir?}`: runs `bash -c <command>` and reports its output and
+//! exit code.
+//!
+//! Flow at a glance:
+//! 1. resolve `workdir` against the workspace (default: the workspace root);
+//! 2. spawn `bash -c` in its own process group (`process_group(0)`), stdin null (so `cat` or
+//!    `read x` finish at once), stdout and stderr both on the write end of ONE pipe (so their
+//!    interleaving is kept), environment = inherited + `PAGER=cat` + `ctx.env`;
+//! 3. read the pipe while waiting for bash to exit, racing the timeout and the cancel token — on
+//!    either, SIGTERM the whole group, SIGKILL it shortly after, and return
+//!    [`ToolError::TimedOut`] / [`ToolError::Cancelled`];
+//! 4. when bash has exited, read on until EOF; if background processes keep the pipe open for
+//!    more than [`EXIT_GRACE`], stop reading and say so;
+//! 5. clean the output ([`clean_terminal`]), keep head + tail within
+//!    [`MAX_OUTPUT_CHARS`] (the whole output is spilled), and always append `exit code: N`,
+//!    explaining exit 1 of `grep`/`diff`/`test`. A non-zero exit is `is_error` (still `Ok`).
+
+use std::collections::VecDeque;
+use std::os::unix::process::ExitStatusExt;
+use std::process::Stdio;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use tokio::io::AsyncReadExt;
+use tokio::process::Child;
+
+use crate::context::ToolContext;
+use crate::output::{cap_output, clean_terminal};
+use crate::tool::{Effect, Tool, ToolError, ToolOutput};
+
+/// Longest timeout a call may ask for, in milliseconds.
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+/// In-context budget for a command's output, in characters.
+pub const MAX_OUTPUT_CHARS: usize = 30_000;
+/// How long to keep reading after bash exits while background processes hold the pipe open.
+pub const EXIT_GRACE: Duration = Duration::from_millis(1_000);
+/// Time between SIGTERM and SIGKILL when stopping a command.
+pub const KILL_GRACE: Duration = Duration::from_millis(200);
+/// Bytes kept in memory from the start of the output; beyond this only the last
+/// [`TAIL_CAPTURE_BYTES`] are kept (and the count of dropped bytes is reported).
+const HEAD_CAPTURE_BYTES: usize = 32 * 1024 * 1024;
+const TAIL_CAPTURE_BYTES: usize = 4 * 1024 * 1024;
+
+/// The `shell` tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Shell;
+
+/// Arguments of `shell`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ShellArgs {
+    /// Bash command line.
+    pub command: String,
+    /// Timeout in ms (default 120000, max 600000).
+    #[schemars(range(min = 1))]
+    pub timeout_ms: Option<u64>,
+    /// Working directory (default: workspace root).
+    pub workdir: Option<String>,
+}
+
+impl Tool for Shell {
+    type Args = ShellArgs;
+
+    fn name(&self) -> &'static str {
+        "shell"
+    }
+
+    fn description(&self) -> &'static str {
+        "Run a bash command in the workspace (stdin is closed; stdout and stderr are combined). \
+         Long output keeps its head and tail. Prefer read_file/grep/glob/edit_file for files."
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::Mutating
+    }
+
+    async fn run(&self, args: ShellArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let cwd = match &args.workdir {
+            Some(dir) => ctx.resolve(dir),
+            None => ctx.workspace.clone(),
+        };
+        if !tokio::fs::metadata(&cwd).await.is_ok_and(|m| m.is_dir()) {
+            return Err(ToolError::Failed(format!(
+                "shell: working directory {} does not exist",
+                ctx.display_path(&cwd)
+            )));
+        }
+        let timeout_ms = args.timeout_ms.unwrap_or(ctx.shell_default_timeout_ms).clamp(1, MAX_TIMEOUT_MS);
+        let run = run_command(&args.command, &cwd, ctx, timeout_ms).await?;
+        // Cleaning and spilling megabytes is CPU and disk work: keep it off the async workers.
+        let command = args.command;
+        let spill_dir = ctx.spill_dir.clone();
+        tokio::task::spawn_blocking(move || render(&command, run, &spill_dir))
+            .await
+            .map_err(|e| ToolError::Failed(format!("internal error: {e}")))
+    }
+}
+
+/// What a finished command left behind.
+struct Finished {
+    output: Capture,
+    exit_code: i32,
+    signal: Option<i32>,
+    left_running: bool,
+}
+
+async fn run_command(
+    command: &str,
+    cwd: &std::path::Path,
+    ctx: &ToolContext,
+    timeout_ms: u64,
+) -> Result<Finished, ToolError> {
+    let spawn_err = |e: std::io::Error| ToolError::Failed(format!("shell: cannot start bash: {e}"));
+    let (reader, writer) = std::io::pipe().map_err(spawn_err)?;
+    let writer_err = writer.try_clone().map_err(spawn_err)?;
+    let mut cmd = tokio::process::Command::new("bash");
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(writer)
+        .stderr(writer_err)
+        .process_group(0)
+        .kill_on_drop(true)
+        .env("PAGER", "cat")
+        .env("GIT_PAGER", "cat");
+    for (key, value) in &ctx.env {
+        cmd.env(key, value);
+    }
+    let mut child = cmd.spawn().map_err(spawn_err)?;
+    // The Command still holds the pipe's write ends; drop it so EOF comes when the group is done.
+    drop(cmd);
+    let pgid = child.id().map(|id| id as i32);
+    let mut pipe = tokio::net::unix::pipe::Receiver::from_owned_fd(reader.into()).map_err(spawn_err)?;
+
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(timeout_ms);
+    let mut output = Capture::default();
+    let mut chunk = vec![0u8; 64 * 1024];
+    let mut status = None;
+    let mut exited_at = None;
+    let mut eof = false;
+    loop {
+        if eof && status.is_some() {
+            break;
+        }
+        let grace_end = exited_at.map_or(deadline, |at: tokio::time::Instant| at + EXIT_GRACE);
+        tokio::select! {
+            _ = ctx.cancel.cancelled() => {
+                stop_group(pgid, &mut child).await;
+                return Err(ToolError::Cancelled);
+            }
+            _ = tokio::time::sleep_until(deadline) => {
+                stop_group(pgid, &mut child).await;
+                return Err(ToolError::TimedOut(timeout_ms));
+            }
+            read = pipe.read(&mut chunk), if !eof => match read {
+                Ok(0) => eof = true,
+                Ok(n) => output.push(&chunk[..n]),
+                Err(e) => {
+                    tracing::warn!(error = %e, "shell: reading the output pipe failed");
+                    eof = true;
+                }
+            },
+            waited = child.wait(), if status.is_none() => {
+                let waited = waited.map_err(|e| ToolError::Failed(format!("shell: waiting for bash failed: {e}")))?;
+                status = Some(waited);
+                exited_at = Some(tokio::time::Instant::now());
+            }
+            _ = tokio::time::sleep_until(grace_end), if exited_at.is_some() && !eof => break,
+        }
+    }
+    let Some(status) = status else {
+        return Err(ToolError::Failed("shell: bash did not report an exit status".to_string()));
+    };
+    let signal = status.signal();
+    let exit_code = status.code().unwrap_or_else(|| 128 + signal.unwrap_or(0));
+    Ok(Finished { output, exit_code, signal, left_running: !eof })
+}
+
+/// SIGTERM the process group, give it [`KILL_GRACE`], then SIGKILL it and reap bash.
+async fn stop_group(pgid: Option<i32>, child: &mut Child) {
+    if let Some(pgid) = pgid {
+        signal_group(pgid, libc::SIGTERM);
+        let _ = tokio::time::timeout(KILL_GRACE, child.wait()).await;
+        signal_group(pgid, libc::SIGKILL);
+    }
+    let _ = child.start_kill();
+    let _ = tokio::time::timeout(KILL_GRACE, child.wait()).await;
+}
+
+fn signal_group(pgid: i32, signal: i32) {
+    if pgid <= 1 {
+        return;
+    }
+    // SAFETY: killpg has no memory-safety preconditions; `pgid` is the group bash leads (we
+    // spawned it with process_group(0)), never 0 or 1 (checked above).
+    let rc = unsafe { libc::killpg(pgid, signal) };
+    if rc != 0 {
+        tracing::debug!(pgid, signal, error = %std::io::Error::last_os_error(), "killpg failed (group already gone?)");
+    }
+}
+
+/// The command's output bytes: the first [`HEAD_CAPTURE_BYTES`], then a ring of the last
+/// [`TAIL_CAPTURE_BYTES`], and how many bytes fell between them.
+#[derive(Default)]
+struct Capture {
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
+    dropped: u64,
+}
+
+impl Capture {
+    fn push(&mut self, mut bytes: &[u8]) {
+        let room = HEAD_CAPTURE_BYTES.saturating_sub(self.head.len());
+        let now = room.min(bytes.len());
+        self.head.extend_from_slice(&bytes[..now]);
+        bytes = &bytes[now..];
+        self.tail.extend(bytes);
+        let excess = self.tail.len().saturating_sub(TAIL_CAPTURE_BYTES);
+        if excess > 0 {
+            self.tail.drain(..excess);
+            self.dropped += excess as u64;
+        }
+    }
+
+    fn into_bytes(self) -> Vec<u8> {
+        let mut all = self.head;
+        if self.dropped > 0 {
+            all.extend_from_slice(
+                format!("\n[... {} bytes of output dropped ...]\n", self.dropped).as_bytes(),
+            );
+        }
+        all.extend(self.tail);
+        all
+    }
+}
+
+fn render(command: &str, run: Finished, spill_dir: &std::path::Path) -> ToolOutput {
+    let cleaned = clean_terminal(&run.output.into_bytes());
+    let (shown, spill_path) = cap_output(&cleaned, MAX_OUTPUT_CHARS - 500, spill_dir, "shell");
+    let mut text = if shown.is_empty() { "(no output)\n".to_string() } else { shown };
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    if run.left_running {
+        text.push_str(
+            "[background processes still hold the output open and were left running; \
+             redirect their output to a file (cmd > log 2>&1 &)]\n",
+        );
+    }
+    match run.signal {
+        Some(signal) => text.push_str(&format!("exit code: {} (killed by signal {signal})", run.exit_code)),
+        None => text.push_str(&format!("exit code: {}", run.exit_code)),
+    }
+    if let Some(meaning) = explain_exit_1(command).filter(|_| run.exit_code == 1) {
+        text.push_str(&format!(" ({meaning})"));
+    }
+    ToolOutput {
+        content: vec![lathe_protocol::Content::text(text)],
+        is_error: run.exit_code != 0,
+        exit_code: Some(run.exit_code),
+        spill_path,
+        todos: None,
+    }
+}
+
+/// What exit status 1 means for the last command of the line, when it is not a failure:
+/// `grep`/`rg` found no match, `diff`/`cmp` found a difference, `test`/`[` was false.
+pub fn explain_exit_1(command: &str) -> Option<&'static str> {
+    let last = command.split(['|', ';', '\n', '&']).map(str::trim).rfind(|s| !s.is_empty())?;
+    let program = last.split_whitespace().find(|word| *word != "!" && !is_assignment(word))?;
+    let program = program.rsplit('/').next().unwrap_or(program);
+    match program {
+        "grep" | "egrep" | "fgrep" | "rg" | "ag" | "git-grep" => Some("exit 1: no match"),
+        "diff" | "cmp" => Some("exit 1: files differ"),
+        "test" | "[" | "[[" => Some("exit 1: condition false"),
+        _ => None,
+    }
+}
+
+/// `NAME=value` (an environment assignment before the command).
+fn is_assignment(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(name, _)| {
+        !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
+}
+
+#[cfg(test)]
+#[path = "shell_tests.rs"]
+mod tests;

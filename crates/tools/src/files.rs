@@ -1,0 +1,116 @@
+//! Read-before-write state ([`FileTracker`]) and text decoding that can be undone byte-exactly
+//! ([`text`]).
+//!
+//! Every successful `read_file` (whole file or a range), `write_file` and `edit_file` records the
+//! file's content hash, length and mtime under its canonical path. Before overwriting or editing
+//! an existing file, `write_file`/`edit_file` ask [`FileTracker::check_unchanged`] with the bytes
+//! now on disk: a file never seen in this session, or whose content changed since, is refused so
+//! the model never clobbers edits it has not seen.
+
+pub mod text;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use sha2::{Digest, Sha256};
+
+/// What was known about a file when the session last read or wrote it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileState {
+    /// SHA-256 of the bytes on disk.
+    pub hash: [u8; 32],
+    /// Length in bytes.
+    pub len: u64,
+    /// Modification time, when the file system reports one.
+    pub mtime: Option<SystemTime>,
+}
+
+/// Why a file may not be overwritten or edited yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Staleness {
+    /// The session has never read, written or edited this file.
+    NeverRead,
+    /// The bytes on disk differ from those last read or written.
+    ChangedOnDisk,
+}
+
+/// Per-session record of file states, keyed by canonical path; shared by all calls
+/// (`Arc<FileTracker>` in the [`crate::ToolContext`]). Thread-safe.
+#[derive(Debug, Default)]
+pub struct FileTracker {
+    states: Mutex<HashMap<PathBuf, FileState>>,
+}
+
+impl FileTracker {
+    /// An empty tracker.
+    pub fn new() -> FileTracker {
+        FileTracker::default()
+    }
+
+    /// Records that the session has seen `bytes` as the content of `path` (modified at `mtime`).
+    pub fn record(&self, path: &Path, bytes: &[u8], mtime: Option<SystemTime>) {
+        let state = FileState { hash: hash(bytes), len: bytes.len() as u64, mtime };
+        let key = key(path);
+        if let Ok(mut states) = self.states.lock() {
+            states.insert(key, state);
+        }
+    }
+
+    /// The recorded state of `path`, if any.
+    pub fn state(&self, path: &Path) -> Option<FileState> {
+        let key = key(path);
+        self.states.lock().ok()?.get(&key).copied()
+    }
+
+    /// Whether `current` (the bytes now on disk) is what the session last saw for `path`.
+    /// A file whose mtime changed but whose content did not (a `touch`) is still unchanged.
+    pub fn check_unchanged(&self, path: &Path, current: &[u8]) -> Result<(), Staleness> {
+        let state = self.state(path).ok_or(Staleness::NeverRead)?;
+        if state.len == current.len() as u64 && state.hash == hash(current) {
+            Ok(())
+        } else {
+            Err(Staleness::ChangedOnDisk)
+        }
+    }
+
+    /// Forgets `path` (e.g. after it was deleted).
+    pub fn forget(&self, path: &Path) {
+        let key = key(path);
+        if let Ok(mut states) = self.states.lock() {
+            states.remove(&key);
+        }
+    }
+}
+
+fn hash(bytes: &[u8]) -> [u8; 32] {
+    Sha256::digest(bytes).into()
+}
+
+fn key(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unseen_file_is_never_read_and_changed_content_is_detected() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.txt");
+        std::fs::write(&path, b"one\n").unwrap();
+        let tracker = FileTracker::new();
+        assert_eq!(tracker.check_unchanged(&path, b"one\n"), Err(Staleness::NeverRead));
+        tracker.record(&path, b"one\n", None);
+        assert_eq!(tracker.check_unchanged(&path, b"one\n"), Ok(()));
+        assert_eq!(tracker.check_unchanged(&path, b"two\n"), Err(Staleness::ChangedOnDisk));
+        // The same file reached through a different spelling of its path is the same entry.
+        let other = dir.path().join(".").join("a.txt");
+        assert_eq!(tracker.check_unchanged(&other, b"one\n"), Ok(()));
+        tracker.forget(&path);
+        assert_eq!(tracker.check_unchanged(&path, b"one\n"), Err(Staleness::NeverRead));
+    }
+}

@@ -1,0 +1,1 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -1,0 +1,259 @@
+//! The tool contract: what a tool is ([`Tool`]), how the loop calls it ([`DynTool`]), and what it
+//! returns ([`ToolOutput`], [`ToolError`]).
+//!
+//! A tool author writes a unit struct, an `Args` type deriving `Deserialize` + `JsonSchema`, and an
+//! `impl Tool`. The blanket `impl<T: Tool> DynTool for T` gives it, for free:
+//! 1. a compact JSON schema generated from `Args` ([`compact_schema`]) for the model-facing spec;
+//! 2. validation of the model's arguments against that schema (jsonschema) *before* anything runs —
+//!    a failure is [`ToolError::InvalidArguments`] naming the offending field;
+//! 3. deserialisation into `Args`, then [`Tool::run`] with the session's [`ToolContext`].
+//!
+//! Capping and spilling of large outputs is each tool's job, using [`crate::output::cap_output`],
+//! so that `ToolOutput::content` is always within the in-context budget.
+
+use std::future::Future;
+use std::path::PathBuf;
+
+use futures::future::BoxFuture;
+use lathe_protocol::{Content, ToolSpec};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::context::ToolContext;
+
+/// What a call may do; decides concurrency (read-only calls of one response may run together) and
+/// permission. A tool that does not override [`Tool::effect`] is `Mutating` (fail closed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Effect {
+    /// Reads the workspace (or nothing at all); safe to run concurrently and without asking.
+    ReadOnly,
+    /// May change files or run arbitrary commands.
+    Mutating,
+    /// Talks to the network.
+    Network,
+}
+
+/// Output of a successful run.
+///
+/// `is_error` marks a tool-level failure the model should see as an error (e.g. a shell command's
+/// non-zero exit) while the call itself completed; `content` is already truncated to the
+/// in-context cap, with the full text at `spill_path` when it was not.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ToolOutput {
+    /// What the model sees: text, and images for `read_file` of an image.
+    pub content: Vec<Content>,
+    /// Whether the provider should be told this result is an error.
+    pub is_error: bool,
+    /// The exit status of a `shell` command (128 + signal number when killed by a signal).
+    pub exit_code: Option<i32>,
+    /// Where the full output was written when it exceeded the in-context cap.
+    pub spill_path: Option<PathBuf>,
+    /// For `todo_write`: the task list to show the user (`[{content, status}]`).
+    pub todos: Option<Value>,
+}
+
+impl ToolOutput {
+    /// A successful, single-text output.
+    pub fn text(text: impl Into<String>) -> ToolOutput {
+        ToolOutput { content: vec![Content::text(text)], ..ToolOutput::default() }
+    }
+
+    /// The concatenation of all text blocks (images are skipped); handy for logs and tests.
+    pub fn text_content(&self) -> String {
+        let mut out = String::new();
+        for block in &self.content {
+            if let Content::Text { text } = block {
+                out.push_str(text);
+            }
+        }
+        out
+    }
+}
+
+/// Why a call produced no [`ToolOutput`]. Every variant becomes a result the model can read.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// The arguments do not match the tool's schema (or could not be deserialised); nothing ran.
+    /// `message` is the schema error text and names the field (e.g. `/offset: "x" is not of type
+    /// "integer"`).
+    #[error("invalid arguments for {tool}: {message}")]
+    InvalidArguments {
+        /// The tool's model-facing name.
+        tool: String,
+        /// What is wrong, naming the field.
+        message: String,
+    },
+    /// The tool could not do what was asked; the model can fix it. The message names the thing and
+    /// the fix ("edit_file: old_string occurs 3 times in src/lib.rs (lines 10, 42, 77); ...").
+    #[error("{0}")]
+    Failed(String),
+    /// The session's cancellation token fired; any process the tool started has been killed.
+    #[error("interrupted")]
+    Cancelled,
+    /// The call exceeded its time limit (milliseconds); any process it started has been killed.
+    #[error("timed out after {0} ms")]
+    TimedOut(u64),
+}
+
+/// The typed trait tools implement (STYLE.md "Traits are small and fail safe").
+///
+/// Implemented by each built-in tool (`crate::builtin`) and later by MCP, skill and sub-agent
+/// adapters. The loop never sees this trait directly: it uses the object-safe [`DynTool`].
+pub trait Tool: Send + Sync + 'static {
+    /// The arguments; the model-facing JSON schema is generated from this type. Field doc comments
+    /// become the schema's `description`s, so keep them short.
+    type Args: serde::de::DeserializeOwned + JsonSchema + Send;
+    /// Model-facing name (`read_file`).
+    fn name(&self) -> &'static str;
+    /// What the tool does and when to use it (sent to the model; keep it short).
+    fn description(&self) -> &'static str;
+    /// What a call may do. Defaults to [`Effect::Mutating`] (fail closed).
+    fn effect(&self) -> Effect {
+        Effect::Mutating
+    }
+    /// Runs one call. Must watch `ctx.cancel` and return [`ToolError::Cancelled`] promptly.
+    fn run(
+        &self,
+        args: Self::Args,
+        ctx: &ToolContext,
+    ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send;
+}
+
+/// Object-safe form used by the registry and the loop; blanket-implemented for every [`Tool`].
+pub trait DynTool: Send + Sync {
+    /// Model-facing name.
+    fn name(&self) -> &str;
+    /// Name, description and compact JSON schema of the arguments.
+    fn spec(&self) -> ToolSpec;
+    /// The effect of this call (built-in tools ignore `args`; adapters may inspect them).
+    fn effect(&self, args: &Value) -> Effect;
+    /// One line for receipts and the UI: the path, the command or the pattern.
+    fn summary(&self, args: &Value) -> String;
+    /// Validates `args` against the schema (jsonschema) — on failure
+    /// [`ToolError::InvalidArguments`] with the schema error, and nothing runs — then deserialises
+    /// and runs.
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+}
+
+impl<T: Tool> DynTool for T {
+    fn name(&self) -> &str {
+        Tool::name(self)
+    }
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: Tool::name(self).to_string(),
+            description: self.description().to_string(),
+            input_schema: compact_schema::<T::Args>(),
+        }
+    }
+
+    fn effect(&self, _args: &Value) -> Effect {
+        Tool::effect(self)
+    }
+
+    fn summary(&self, args: &Value) -> String {
+        summarize_args(args)
+    }
+
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let tool = Tool::name(self);
+            validate_args(tool, &compact_schema::<T::Args>(), &args)?;
+            let typed: T::Args = serde_json::from_value(args).map_err(|e| ToolError::InvalidArguments {
+                tool: tool.to_string(),
+                message: e.to_string(),
+            })?;
+            self.run(typed, ctx).await
+        })
+    }
+}
+
+/// The JSON schema of `A`, compacted for the model: draft 2020-12, subschemas inlined (no `$ref`),
+/// and without `$schema`, `title` or `format` keys.
+pub fn compact_schema<A: JsonSchema>() -> Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+        })
+        .for_deserialize()
+        .into_generator();
+    let mut value = generator.into_root_schema_for::<A>().to_value();
+    strip_noise(&mut value);
+    value
+}
+
+fn strip_noise(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.remove("$schema");
+            map.remove("title");
+            map.remove("format");
+            if map.get("default").is_some_and(|d| d.is_null()) {
+                map.remove("default");
+            }
+            for (key, child) in map.iter_mut() {
+                // `properties` maps field names to schemas: never strip a field called "title".
+                if key == "properties" {
+                    if let Value::Object(props) = child {
+                        props.values_mut().for_each(strip_noise);
+                    }
+                } else {
+                    strip_noise(child);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_noise),
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => {}
+    }
+}
+
+/// Checks `args` against `schema`; the error lists every violation with its JSON pointer
+/// (`/offset: "x" is not of type "integer"`, or `"path" is a required property`).
+pub fn validate_args(tool: &str, schema: &Value, args: &Value) -> Result<(), ToolError> {
+    let validator = jsonschema::validator_for(schema).map_err(|e| ToolError::InvalidArguments {
+        tool: tool.to_string(),
+        message: format!("the tool's own schema is invalid: {e}"),
+    })?;
+    let problems: Vec<String> = validator
+        .iter_errors(args)
+        .map(|e| {
+            let at = e.instance_path.to_string();
+            if at.is_empty() { e.to_string() } else { format!("{at}: {e}") }
+        })
+        .collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(ToolError::InvalidArguments { tool: tool.to_string(), message: problems.join("; ") })
+    }
+}
+
+/// A one-line summary of a call's arguments: the first of `command`, `path`, `pattern`, `url`,
+/// `query` that is a string (with `pattern` followed by its `path` when both exist), otherwise the
+/// compact JSON; at most 120 characters.
+pub fn summarize_args(args: &Value) -> String {
+    let field = |k: &str| args.get(k).and_then(Value::as_str);
+    let line = if let Some(command) = field("command") {
+        command.to_string()
+    } else if let Some(pattern) = field("pattern") {
+        match field("path") {
+            Some(path) => format!("{pattern} in {path}"),
+            None => pattern.to_string(),
+        }
+    } else if let Some(path) = field("path").or_else(|| field("url")).or_else(|| field("query")) {
+        path.to_string()
+    } else {
+        args.to_string()
+    };
+    let line = line.replace('\n', " ⏎ ");
+    if line.chars().count() > 120 {
+        let cut: String = line.chars().take(119).collect();
+        format!("{cut}…")
+    } else {
+        line
+    }
+}
