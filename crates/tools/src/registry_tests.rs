@@ -1,1 +1,129 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use super::*;
+use crate::context::ToolContext;
+use crate::tool::{Effect, ToolError};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+fn keys_anywhere(value: &Value, found: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                found.push(k.clone());
+                keys_anywhere(v, found);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| keys_anywhere(v, found)),
+        _ => {}
+    }
+}
+
+#[test]
+fn builtin_registry_offers_exactly_the_eight_tools_in_order() {
+    let registry = ToolRegistry::builtin();
+    assert_eq!(
+        registry.names(),
+        ["read_file", "write_file", "edit_file", "grep", "glob", "list_dir", "shell", "todo_write"]
+    );
+    let effects: Vec<Effect> =
+        registry.names().iter().map(|n| registry.get(n).unwrap().effect(&json!({}))).collect();
+    use Effect::{Mutating, ReadOnly};
+    assert_eq!(effects, [ReadOnly, Mutating, Mutating, ReadOnly, ReadOnly, ReadOnly, Mutating, ReadOnly]);
+    assert!(registry.get("no_such_tool").is_none());
+    assert!(ToolRegistry::empty().names().is_empty());
+}
+
+#[test]
+fn specs_are_compact_and_self_contained() {
+    let specs = ToolRegistry::builtin().specs();
+    let total = serde_json::to_string(&specs).unwrap().len();
+    assert!(total <= 8 * 1024, "all specs take {total} bytes of JSON");
+    for spec in &specs {
+        let mut keys = Vec::new();
+        keys_anywhere(&spec.input_schema, &mut keys);
+        for banned in ["$schema", "title", "$ref", "$defs", "format"] {
+            assert!(!keys.iter().any(|k| k == banned), "{}: has {banned}", spec.name);
+        }
+        assert_eq!(spec.input_schema["type"], "object", "{}", spec.name);
+    }
+}
+
+#[test]
+fn model_facing_parameters_match_the_contract() {
+    let registry = ToolRegistry::builtin();
+    let params = |name: &str| -> (Vec<String>, Vec<String>) {
+        let schema = registry.get(name).unwrap().spec().input_schema;
+        let props = schema["properties"].as_object().unwrap().keys().cloned().collect();
+        let required = schema["required"]
+            .as_array()
+            .map(|r| r.iter().map(|v| v.as_str().unwrap().to_string()).collect())
+            .unwrap_or_default();
+        (props, required)
+    };
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    assert_eq!(params("read_file"), (s(&["path", "offset", "limit"]), s(&["path"])));
+    assert_eq!(params("write_file"), (s(&["path", "content"]), s(&["path", "content"])));
+    assert_eq!(
+        params("edit_file"),
+        (s(&["path", "old_string", "new_string", "replace_all"]), s(&["path", "old_string", "new_string"]))
+    );
+    assert_eq!(
+        params("grep"),
+        (s(&["pattern", "path", "glob", "case_insensitive", "context", "output_mode"]), s(&["pattern"]))
+    );
+    assert_eq!(params("glob"), (s(&["pattern", "path"]), s(&["pattern"])));
+    assert_eq!(params("list_dir"), (s(&["path", "depth"]), s(&["path"])));
+    assert_eq!(params("shell"), (s(&["command", "timeout_ms", "workdir"]), s(&["command"])));
+    assert_eq!(params("todo_write"), (s(&["items"]), s(&["items"])));
+}
+
+#[tokio::test]
+async fn invalid_arguments_are_rejected_naming_the_field_and_nothing_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ToolContext::new(dir.path().to_path_buf());
+    let registry = ToolRegistry::builtin();
+    let shell = registry.get("shell").unwrap();
+    let err = shell.call(json!({"command": "touch ran", "timeout_ms": "soon"}), &ctx).await.unwrap_err();
+    match &err {
+        ToolError::InvalidArguments { tool, message } => {
+            assert_eq!(tool, "shell");
+            assert!(message.contains("timeout_ms"), "{message}");
+        }
+        other => panic!("expected InvalidArguments, got {other:?}"),
+    }
+    let write = registry.get("write_file").unwrap();
+    let err = write.call(json!({"path": "new.txt"}), &ctx).await.unwrap_err();
+    assert!(
+        matches!(&err, ToolError::InvalidArguments { message, .. } if message.contains("content")),
+        "{err}"
+    );
+    let err = write.call(json!("new.txt"), &ctx).await.unwrap_err();
+    assert!(matches!(err, ToolError::InvalidArguments { .. }), "{err}");
+    assert!(!dir.path().join("ran").exists(), "the shell command must not have run");
+    assert!(!dir.path().join("new.txt").exists(), "write_file must not have run");
+}
+
+#[test]
+fn summaries_name_the_path_command_or_pattern() {
+    let registry = ToolRegistry::builtin();
+    let summary = |tool: &str, args: Value| registry.get(tool).unwrap().summary(&args);
+    assert_eq!(summary("read_file", json!({"path": "src/lib.rs"})), "src/lib.rs");
+    assert_eq!(summary("shell", json!({"command": "cargo test"})), "cargo test");
+    assert_eq!(summary("grep", json!({"pattern": "fn main", "path": "src"})), "fn main in src");
+}
+
+#[test]
+fn enums_are_plain_string_enums() {
+    let registry = ToolRegistry::builtin();
+    let grep = registry.get("grep").unwrap().spec().input_schema;
+    assert_eq!(
+        grep["properties"]["output_mode"],
+        json!({"type": ["string", "null"], "enum": ["content", "files", "count", null], "description": "content (default), files, or count."})
+    );
+    let todo = registry.get("todo_write").unwrap().spec().input_schema;
+    assert_eq!(
+        todo["properties"]["items"]["items"]["properties"]["status"]["enum"],
+        json!(["pending", "in_progress", "completed"])
+    );
+}

@@ -172,7 +172,8 @@ impl<T: Tool> DynTool for T {
 }
 
 /// The JSON schema of `A`, compacted for the model: draft 2020-12, subschemas inlined (no `$ref`),
-/// and without `$schema`, `title` or `format` keys.
+/// without `$schema`, `title` or `format` keys or the root description, and string enums written
+/// as `{"type": "string", "enum": [...]}` (with `null` allowed for optional ones).
 pub fn compact_schema<A: JsonSchema>() -> Value {
     let generator = schemars::generate::SchemaSettings::draft2020_12()
         .with(|s| {
@@ -183,7 +184,55 @@ pub fn compact_schema<A: JsonSchema>() -> Value {
         .into_generator();
     let mut value = generator.into_root_schema_for::<A>().to_value();
     strip_noise(&mut value);
+    if let Value::Object(root) = &mut value {
+        root.remove("description");
+    }
     value
+}
+
+/// The string constants of a `oneOf`/`anyOf` made only of `{"type": "string", "const": ..}`.
+fn string_consts(variants: &Value) -> Option<Vec<Value>> {
+    variants
+        .as_array()?
+        .iter()
+        .map(|v| {
+            let is_string = v.get("type").and_then(Value::as_str) == Some("string");
+            v.get("const").filter(|c| is_string && c.is_string()).cloned()
+        })
+        .collect()
+}
+
+/// Rewrites unit-enum schemas (`oneOf` of consts, possibly inside `anyOf [.., {"type":"null"}]`)
+/// as a plain `enum`.
+fn simplify_enum(map: &mut serde_json::Map<String, Value>) {
+    if let Some(consts) = map.get("oneOf").and_then(string_consts) {
+        map.remove("oneOf");
+        map.insert("type".into(), Value::from("string"));
+        map.insert("enum".into(), Value::Array(consts));
+        return;
+    }
+    let Some(Value::Array(any)) = map.get("anyOf") else { return };
+    let [first, second] = any.as_slice() else { return };
+    let (inner, null) = if second.get("type").and_then(Value::as_str) == Some("null") {
+        (first, second)
+    } else {
+        (second, first)
+    };
+    if null.get("type").and_then(Value::as_str) != Some("null") {
+        return;
+    }
+    let consts = inner
+        .get("enum")
+        .filter(|_| inner.get("type").and_then(Value::as_str) == Some("string"))
+        .and_then(Value::as_array)
+        .cloned()
+        .or_else(|| inner.get("oneOf").and_then(string_consts));
+    if let Some(mut consts) = consts {
+        consts.push(Value::Null);
+        map.remove("anyOf");
+        map.insert("type".into(), serde_json::json!(["string", "null"]));
+        map.insert("enum".into(), Value::Array(consts));
+    }
 }
 
 fn strip_noise(value: &mut Value) {
@@ -195,6 +244,7 @@ fn strip_noise(value: &mut Value) {
             if map.get("default").is_some_and(|d| d.is_null()) {
                 map.remove("default");
             }
+            simplify_enum(map);
             for (key, child) in map.iter_mut() {
                 // `properties` maps field names to schemas: never strip a field called "title".
                 if key == "properties" {
