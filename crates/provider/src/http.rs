@@ -1,0 +1,273 @@
+//! The HTTP client shared by the three adapters, with retries.
+//!
+//! Flow of one [`Provider::stream`] call: encode the request (once) → POST it → on a 2xx status,
+//! stream the body through [`crate::sse::decode_stream`] and forward its events; on an error status,
+//! read the (small) body and type the error. A retryable failure before any content — an error
+//! status, a refused or reset connection, no response headers within `first_byte_timeout_ms` — is
+//! announced with `ModelEvent::Retry` and retried after the [`RetryConfig`] delay. Failures after
+//! the body started are surfaced, never replayed. Cancellation is checked around every await: the
+//! stream then ends with `ProviderError::Cancelled` and sends nothing more.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::{Stream, StreamExt};
+use lathe_protocol::{ModelEvent, ModelRequest, ProviderError, RetryInfo};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{Protocol, ProviderConfig};
+use crate::error::error_from_status;
+use crate::retry::RetryConfig;
+use crate::sse::decode_stream;
+use crate::{ModelStream, Provider};
+
+/// Largest error body read in full, in bytes.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// An adapter speaking one wire protocol over HTTP.
+#[derive(Debug, Clone)]
+pub struct HttpProvider {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    protocol: Protocol,
+    endpoint: String,
+    headers: reqwest::header::HeaderMap,
+    model: String,
+    client: reqwest::Client,
+    first_byte_timeout: Duration,
+    idle_timeout: Duration,
+    retry: RetryConfig,
+}
+
+impl HttpProvider {
+    /// Builds the adapter for `config.protocol`.
+    ///
+    /// # Errors
+    /// [`ProviderError::Config`] for a missing key (non-loopback base URL), a bad base URL, an
+    /// invalid header, or an HTTP client that cannot be built.
+    pub fn new(config: &ProviderConfig) -> Result<Self, ProviderError> {
+        let resolved = config.resolve()?;
+        let mut headers = reqwest::header::HeaderMap::new();
+        for (name, value) in &resolved.headers {
+            let header_name = reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|err| {
+                ProviderError::Config { message: format!("invalid header name {name:?}: {err}") }
+            })?;
+            let mut header_value = reqwest::header::HeaderValue::from_str(value).map_err(|err| {
+                ProviderError::Config { message: format!("invalid value for header {name:?}: {err}") }
+            })?;
+            header_value.set_sensitive(name == "authorization" || name == "x-api-key");
+            headers.insert(header_name, header_value);
+        }
+        headers.insert(
+            reqwest::header::CONTENT_TYPE,
+            reqwest::header::HeaderValue::from_static("application/json"),
+        );
+        headers
+            .insert(reqwest::header::ACCEPT, reqwest::header::HeaderValue::from_static("text/event-stream"));
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_millis(config.connect_timeout_ms))
+            .build()
+            .map_err(|err| ProviderError::Config {
+                message: format!("cannot build the HTTP client: {err}"),
+            })?;
+        Ok(HttpProvider {
+            inner: Arc::new(Inner {
+                protocol: config.protocol,
+                endpoint: resolved.endpoint,
+                headers,
+                model: config.model.clone(),
+                client,
+                first_byte_timeout: Duration::from_millis(config.first_byte_timeout_ms),
+                idle_timeout: Duration::from_millis(config.idle_timeout_ms),
+                retry: config.retry.clone(),
+            }),
+        })
+    }
+
+    /// The URL requests are posted to.
+    pub fn endpoint(&self) -> &str {
+        &self.inner.endpoint
+    }
+
+    /// The protocol spoken.
+    pub fn protocol(&self) -> Protocol {
+        self.inner.protocol
+    }
+}
+
+/// Encodes `request` for `protocol`; `model` fills an empty `request.model`.
+pub fn encode_request(protocol: Protocol, request: &ModelRequest, model: &str) -> Value {
+    match protocol {
+        Protocol::Anthropic => crate::anthropic::request::encode(request, model),
+        Protocol::OpenAiChat => crate::openai_chat::request::encode(request, model),
+        Protocol::OpenAiResponses => crate::responses::request::encode(request, model),
+    }
+}
+
+impl Provider for HttpProvider {
+    fn name(&self) -> &str {
+        self.inner.protocol.provider_name()
+    }
+
+    fn stream(&self, request: &ModelRequest, cancel: CancellationToken) -> ModelStream {
+        let inner = Arc::clone(&self.inner);
+        let body = serde_json::to_vec(&encode_request(inner.protocol, request, &inner.model));
+        Box::pin(async_stream::stream! {
+            let body = match body {
+                Ok(body) => Bytes::from(body),
+                Err(err) => {
+                    yield ModelEvent::Error { error: ProviderError::Decode { detail: format!("cannot encode the request: {err}") } };
+                    return;
+                }
+            };
+            let mut attempt: u32 = 0;
+            loop {
+                if cancel.is_cancelled() {
+                    yield ModelEvent::Error { error: ProviderError::Cancelled };
+                    return;
+                }
+                let sent = tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => Err(ProviderError::Cancelled),
+                    response = inner.send(body.clone()) => response,
+                };
+                let error = match sent {
+                    Ok(response) if response.status().is_success() => {
+                        let mut events = Box::pin(decode_stream(inner.protocol, body_chunks(response, inner.idle_timeout)));
+                        loop {
+                            let next = tokio::select! {
+                                biased;
+                                () = cancel.cancelled() => Some(ModelEvent::Error { error: ProviderError::Cancelled }),
+                                event = events.next() => event,
+                            };
+                            match next {
+                                Some(event) => {
+                                    let terminal = matches!(event, ModelEvent::Stop { .. } | ModelEvent::Error { .. });
+                                    yield event;
+                                    if terminal {
+                                        return;
+                                    }
+                                }
+                                None => return,
+                            }
+                        }
+                    }
+                    Ok(response) => {
+                        tokio::select! {
+                            biased;
+                            () = cancel.cancelled() => ProviderError::Cancelled,
+                            error = error_response(response, inner.idle_timeout) => error,
+                        }
+                    }
+                    Err(error) => error,
+                };
+                if error == ProviderError::Cancelled || !error.is_retryable() || attempt >= inner.retry.max_retries {
+                    yield ModelEvent::Error { error };
+                    return;
+                }
+                attempt += 1;
+                let delay = inner.retry.delay(attempt, &error);
+                tracing::info!(attempt, delay_ms = delay.as_millis() as u64, %error, "retrying model request");
+                yield ModelEvent::Retry(RetryInfo {
+                    attempt,
+                    max_retries: inner.retry.max_retries,
+                    delay_ms: delay.as_millis() as u64,
+                    error,
+                });
+                let cancelled = tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => true,
+                    () = tokio::time::sleep(delay) => false,
+                };
+                if cancelled {
+                    yield ModelEvent::Error { error: ProviderError::Cancelled };
+                    return;
+                }
+            }
+        })
+    }
+}
+
+impl Inner {
+    /// Posts the body and waits for the response headers (bounded by the first-byte timeout).
+    async fn send(&self, body: Bytes) -> Result<reqwest::Response, ProviderError> {
+        let request = self.client.post(&self.endpoint).headers(self.headers.clone()).body(body);
+        match tokio::time::timeout(self.first_byte_timeout, request.send()).await {
+            Ok(Ok(response)) => Ok(response),
+            Ok(Err(err)) => Err(transport_error(&err)),
+            Err(_) => Err(ProviderError::Timeout {
+                message: format!(
+                    "no response from {} within {} ms (first_byte_timeout_ms)",
+                    self.endpoint,
+                    self.first_byte_timeout.as_millis()
+                ),
+            }),
+        }
+    }
+}
+
+/// A reqwest failure as a typed error, with its cause chain.
+fn transport_error(err: &reqwest::Error) -> ProviderError {
+    let mut message = err.to_string();
+    let mut source = std::error::Error::source(err);
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    if err.is_timeout() { ProviderError::Timeout { message } } else { ProviderError::Network { message } }
+}
+
+/// Reads an error response (up to [`MAX_ERROR_BODY`]) and types it.
+async fn error_response(response: reqwest::Response, idle_timeout: Duration) -> ProviderError {
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let mut body = Vec::new();
+    let mut chunks = std::pin::pin!(body_chunks(response, idle_timeout));
+    while let Some(chunk) = chunks.next().await {
+        match chunk {
+            Ok(bytes) => {
+                body.extend_from_slice(&bytes);
+                if body.len() >= MAX_ERROR_BODY {
+                    body.truncate(MAX_ERROR_BODY);
+                    break;
+                }
+            }
+            // A truncated error body still says enough; the status decides the type.
+            Err(_) => break,
+        }
+    }
+    error_from_status(status, &headers, &body)
+}
+
+/// The response body as chunks; a silence longer than `idle_timeout` or a broken connection ends
+/// it with an error.
+fn body_chunks(
+    response: reqwest::Response,
+    idle_timeout: Duration,
+) -> impl Stream<Item = Result<Bytes, ProviderError>> + Send {
+    let mut inner = response.bytes_stream();
+    async_stream::stream! {
+        loop {
+            match tokio::time::timeout(idle_timeout, inner.next()).await {
+                Err(_) => {
+                    yield Err(ProviderError::Timeout {
+                        message: format!("no data for {} ms (idle_timeout_ms)", idle_timeout.as_millis()),
+                    });
+                    break;
+                }
+                Ok(None) => break,
+                Ok(Some(Ok(bytes))) => yield Ok(bytes),
+                Ok(Some(Err(err))) => {
+                    yield Err(transport_error(&err));
+                    break;
+                }
+            }
+        }
+    }
+}
