@@ -1,1 +1,2 @@
+//! `lathe-mock` binary (command line in a later commit).
 fn main() {}

@@ -1,0 +1,317 @@
+//! Scripted mode: the script format and its lowering to [`Reply`]s.
+//!
+//! Each model request consumes the next [`ScriptTurn`]; the server encodes it in the protocol of the request.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::reply::{
+    Answer, Delivery, ErrorReply, Reply, ReplyCall, ReplyThinking, Stop, StreamError, Usage, split_even,
+};
+use crate::{MockError, read_text};
+
+/// A script: the turns served in order, one per model request.
+///
+/// ```json
+/// {"turns": [
+///   {"error": {"status": 429, "headers": {"retry-after": "2"}, "message": "slow down"}},
+///   {"thinking": {"text": "…", "signature": "sig"}, "text": "Hello", "text_chunks": 2,
+///    "tool_calls": [{"id": "call_1", "name": "read_file", "arguments": {"path": "a.txt"}, "chunks": 3}],
+///    "stop": "tool_use", "usage": {"input_tokens": 10, "output_tokens": 5},
+///    "first_byte_delay_ms": 0, "chunk_delay_ms": 0, "drop_after_events": 3}
+/// ]}
+/// ```
+#[derive(Serialize, Deserialize, Clone, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Script {
+    /// The turns, in order.
+    pub turns: Vec<ScriptTurn>,
+}
+
+/// One scripted response: either an HTTP error (`error`) or a model answer (the other fields).
+#[derive(Serialize, Deserialize, Clone, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptTurn {
+    /// Answer with an HTTP error instead of a model response.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ScriptError>,
+    /// Thinking block (Anthropic), `reasoning_content` (Chat), reasoning item with summary (Responses).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<ScriptThinking>,
+    /// Assistant text; `None` or `""` = no text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Split the text into this many deltas (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_chunks: Option<usize>,
+    /// Tool calls, in order (sent as parallel calls of one assistant message).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ScriptToolCall>,
+    /// `end_turn`, `tool_use` or `max_tokens`; default `tool_use` when there are calls, else `end_turn`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<String>,
+    /// Reported usage; missing numbers are 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<ScriptUsage>,
+    /// Model name in the response (default: the request's `model`, else `mock-model`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Delay before the response starts (headers included), in ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_byte_delay_ms: Option<u64>,
+    /// Delay before each SSE event after the first, in ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunk_delay_ms: Option<u64>,
+    /// Abort the connection after this many SSE events (no terminating chunk).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drop_after_events: Option<usize>,
+    /// An error event after the content: Anthropic `event: error`, Chat a `{"error":…}` chunk,
+    /// Responses `error` + `response.failed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_error: Option<ScriptStreamError>,
+}
+
+/// An HTTP error turn.
+#[derive(Serialize, Deserialize, Clone, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptError {
+    /// HTTP status, e.g. 429.
+    pub status: u16,
+    /// Extra response headers (e.g. `retry-after`).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Body to send instead of the provider's error shape: a JSON value is sent as JSON, a string verbatim
+    /// (e.g. an HTML page from a proxy; content-type `text/html` unless `headers` sets one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<serde_json::Value>,
+    /// Message in the provider error shape (default: a description of the status).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Error type in the provider error shape (default: the provider's usual type for the status,
+    /// e.g. Anthropic `rate_limit_error` for 429).
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Delay before the response, in ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_byte_delay_ms: Option<u64>,
+}
+
+/// Thinking content of a turn.
+#[derive(Serialize, Deserialize, Clone, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptThinking {
+    /// Thinking text.
+    pub text: String,
+    /// Signature (Anthropic `signature_delta`; Responses `encrypted_content`).
+    #[serde(default)]
+    pub signature: String,
+    /// Split the text into this many deltas (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunks: Option<usize>,
+}
+
+/// A tool call of a turn.
+#[derive(Serialize, Deserialize, Clone, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptToolCall {
+    /// Call id.
+    pub id: String,
+    /// Tool name.
+    pub name: String,
+    /// Arguments, serialised compactly (ignored when `raw_arguments` is set).
+    #[serde(default)]
+    pub arguments: serde_json::Value,
+    /// Split the argument text into this many deltas (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunks: Option<usize>,
+    /// Send this argument text verbatim (e.g. truncated JSON).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_arguments: Option<String>,
+    /// `false` = cut off: no `content_block_stop` / `function_call_arguments.done` / `output_item.done`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub complete: Option<bool>,
+}
+
+/// Usage numbers (Anthropic naming); Chat and Responses report them as given (`prompt_tokens` =
+/// `input_tokens`, `cached_tokens` = `cache_read_input_tokens`).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptUsage {
+    /// Input tokens.
+    #[serde(default)]
+    pub input_tokens: u64,
+    /// Output tokens.
+    #[serde(default)]
+    pub output_tokens: u64,
+    /// Cache read tokens.
+    #[serde(default)]
+    pub cache_read_input_tokens: u64,
+    /// Cache creation tokens.
+    #[serde(default)]
+    pub cache_creation_input_tokens: u64,
+}
+
+/// An in-stream error event.
+#[derive(Serialize, Deserialize, Clone, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptStreamError {
+    /// Error type, e.g. `overloaded_error`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Message.
+    pub message: String,
+}
+
+impl Script {
+    /// Parses a script from JSON text and checks it.
+    ///
+    /// # Errors
+    /// [`MockError::Json`] for bad JSON or unknown fields, [`MockError::Invalid`] for a turn that is both an
+    /// error and an answer, an unknown `stop`, or an error status outside 100..=599.
+    pub fn from_json(text: &str) -> Result<Script, MockError> {
+        let script: Script = serde_json::from_str(text).map_err(|source| MockError::Json {
+            what: "script",
+            path: None,
+            source,
+        })?;
+        script.validate()?;
+        Ok(script)
+    }
+
+    /// Reads and parses a script file.
+    ///
+    /// # Errors
+    /// [`MockError::Io`] if the file cannot be read, else as [`Script::from_json`] (with the path).
+    pub fn load(path: &Path) -> Result<Script, MockError> {
+        let text = read_text(path)?;
+        Script::from_json(&text).map_err(|e| match e {
+            MockError::Json { what, source, .. } => {
+                MockError::Json { what, path: Some(path.to_path_buf()), source }
+            }
+            other => other,
+        })
+    }
+
+    fn validate(&self) -> Result<(), MockError> {
+        for (i, t) in self.turns.iter().enumerate() {
+            let invalid = |detail: String| MockError::Invalid {
+                what: "script",
+                detail: format!("turns[{i}]: {detail}"),
+            };
+            if let Some(e) = &t.error {
+                if t.text.is_some() || t.thinking.is_some() || !t.tool_calls.is_empty() {
+                    return Err(invalid("a turn is either an error or an answer, not both".into()));
+                }
+                if !(100..=599).contains(&e.status) {
+                    return Err(invalid(format!("error status {} is not an HTTP status", e.status)));
+                }
+            }
+            if let Some(stop) = &t.stop {
+                parse_stop(stop).ok_or_else(|| {
+                    invalid(format!("stop `{stop}` is not one of end_turn, tool_use, max_tokens"))
+                })?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn parse_stop(s: &str) -> Option<Stop> {
+    match s {
+        "end_turn" => Some(Stop::EndTurn),
+        "tool_use" => Some(Stop::ToolUse),
+        "max_tokens" => Some(Stop::MaxTokens),
+        _ => None,
+    }
+}
+
+impl ScriptTurn {
+    /// Lowers the turn; `model` is the request's model name, if any.
+    pub(crate) fn lower(&self, model: Option<&str>) -> Answer {
+        if let Some(e) = &self.error {
+            return Answer::Error(ErrorReply {
+                status: e.status,
+                kind: e.kind.clone(),
+                message: e.message.clone().unwrap_or_else(|| default_message(e.status)),
+                headers: e.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                body: e.body.clone(),
+                first_byte_delay_ms: e.first_byte_delay_ms.unwrap_or(0),
+            });
+        }
+        let calls: Vec<ReplyCall> = self
+            .tool_calls
+            .iter()
+            .map(|c| {
+                let text = c.raw_arguments.clone().unwrap_or_else(|| {
+                    if c.arguments.is_null() { "{}".to_string() } else { c.arguments.to_string() }
+                });
+                ReplyCall {
+                    id: c.id.clone(),
+                    name: c.name.clone(),
+                    pieces: split_even(&text, c.chunks.unwrap_or(1)),
+                    complete: c.complete.unwrap_or(true),
+                }
+            })
+            .collect();
+        let stop = self.stop.as_deref().and_then(parse_stop).unwrap_or(if calls.is_empty() {
+            Stop::EndTurn
+        } else {
+            Stop::ToolUse
+        });
+        let text = match self.text.as_deref() {
+            None | Some("") => Vec::new(),
+            Some(t) => split_even(t, self.text_chunks.unwrap_or(1)),
+        };
+        let u = self.usage.unwrap_or_default();
+        let reply = Reply {
+            thinking: self.thinking.as_ref().map(|t| ReplyThinking {
+                text: split_even(&t.text, t.chunks.unwrap_or(1)),
+                signature: t.signature.clone(),
+            }),
+            text,
+            calls,
+            stop,
+            usage: Usage {
+                input_tokens: u.input_tokens,
+                output_tokens: u.output_tokens,
+                cache_read_input_tokens: u.cache_read_input_tokens,
+                cache_creation_input_tokens: u.cache_creation_input_tokens,
+            },
+            model: self
+                .model
+                .clone()
+                .or_else(|| model.map(str::to_string))
+                .unwrap_or_else(|| "mock-model".to_string()),
+            stream_error: self
+                .stream_error
+                .as_ref()
+                .map(|e| StreamError { kind: e.kind.clone(), message: e.message.clone() }),
+        };
+        let delivery = Delivery {
+            first_byte_delay_ms: self.first_byte_delay_ms.unwrap_or(0),
+            chunk_delay_ms: self.chunk_delay_ms.unwrap_or(0),
+            drop_after_events: self.drop_after_events,
+        };
+        Answer::Reply(reply, delivery)
+    }
+}
+
+fn default_message(status: u16) -> String {
+    match status {
+        400 => "invalid request".into(),
+        401 => "invalid x-api-key".into(),
+        403 => "permission denied".into(),
+        404 => "not found".into(),
+        408 => "request timed out".into(),
+        413 => "request too large".into(),
+        429 => "rate limited".into(),
+        500 => "internal server error".into(),
+        502 => "bad gateway".into(),
+        503 => "service unavailable".into(),
+        504 => "gateway timeout".into(),
+        529 => "Overloaded".into(),
+        s => format!("HTTP {s}"),
+    }
+}
