@@ -42,6 +42,9 @@ pub mod output;
 pub mod registry;
 pub mod tool;
 
+#[cfg(test)]
+mod test_support;
+
 pub use context::{DEFAULT_SHELL_TIMEOUT_MS, ToolContext};
 pub use files::{FileState, FileTracker, Staleness};
 pub use output::{cap_output, clean_terminal};

@@ -1,1 +1,213 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::test_support::Workspace;
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+async fn read(ws: &Workspace, rel: &str) -> String {
+    ws.ok("read_file", json!({"path": rel})).await
+}
+
+async fn edit(ws: &Workspace, rel: &str, old: &str, new: &str) -> String {
+    ws.ok("edit_file", json!({"path": rel, "old_string": old, "new_string": new})).await
+}
+
+#[tokio::test]
+async fn edit_preserves_crlf_and_bom() {
+    let ws = Workspace::new();
+    ws.put("a.txt", b"\xEF\xBB\xBFline one\r\nline two\r\nline three\r\n");
+    read(&ws, "a.txt").await;
+    edit(&ws, "a.txt", "line two", "line 2").await;
+    assert_eq!(ws.bytes("a.txt"), b"\xEF\xBB\xBFline one\r\nline 2\r\nline three\r\n");
+}
+
+#[tokio::test]
+async fn multi_line_edit_on_crlf_leaves_no_lf_only_lines() {
+    let ws = Workspace::new();
+    ws.put("a.txt", b"line one\r\nline two\r\nline three\r\n");
+    read(&ws, "a.txt").await;
+    // The model copies lines from read_file output, which shows no \r: old and new use bare LF.
+    edit(&ws, "a.txt", "line one\nline two", "first\nsecond\nthird").await;
+    let bytes = ws.bytes("a.txt");
+    assert_eq!(bytes, b"first\r\nsecond\r\nthird\r\nline three\r\n");
+    let lf_only = bytes.windows(2).filter(|w| w[1] == b'\n' && w[0] != b'\r').count();
+    assert_eq!(lf_only, 0);
+}
+
+#[tokio::test]
+async fn tab_indented_file_matches_exactly() {
+    let ws = Workspace::new();
+    ws.put("t.go", b"func x() {\n\tif a {\n\t\treturn 1\n\t}\n}\n");
+    read(&ws, "t.go").await;
+    // Spaces where the file has tabs do not match, and the hint says why.
+    let err = ws
+        .fails("edit_file", json!({"path": "t.go", "old_string": "        return 1", "new_string": "        return 2"}))
+        .await;
+    assert!(err.contains("not found") && err.contains("line 3") && err.contains("whitespace"), "{err}");
+    edit(&ws, "t.go", "\t\treturn 1", "\t\treturn 2").await;
+    assert_eq!(ws.bytes("t.go"), b"func x() {\n\tif a {\n\t\treturn 2\n\t}\n}\n");
+}
+
+#[tokio::test]
+async fn file_without_final_newline_keeps_it_that_way() {
+    let ws = Workspace::new();
+    ws.put("n.txt", b"alpha\nbeta");
+    read(&ws, "n.txt").await;
+    edit(&ws, "n.txt", "beta", "gamma").await;
+    assert_eq!(ws.bytes("n.txt"), b"alpha\ngamma");
+    edit(&ws, "n.txt", "alpha", "ALPHA").await;
+    assert_eq!(ws.bytes("n.txt"), b"ALPHA\ngamma");
+}
+
+#[tokio::test]
+async fn multibyte_characters_around_the_match_survive() {
+    let ws = Workspace::new();
+    ws.put("m.txt", "héllo→wörld·日本語 ✓ 🦀\n".as_bytes());
+    read(&ws, "m.txt").await;
+    edit(&ws, "m.txt", "wörld", "wereld").await;
+    assert_eq!(ws.bytes("m.txt"), "héllo→wereld·日本語 ✓ 🦀\n".as_bytes());
+    edit(&ws, "m.txt", "日本語", "にほんご").await;
+    assert_eq!(ws.bytes("m.txt"), "héllo→wereld·にほんご ✓ 🦀\n".as_bytes());
+}
+
+#[tokio::test]
+async fn latin1_file_is_edited_byte_exactly_outside_the_replaced_span() {
+    let ws = Workspace::new();
+    let original: &[u8] = b"caf\xE9 = 1\nna\xEFve = 2\n\x81\x8D\xFF end\n";
+    ws.put("l.txt", original);
+    let shown = read(&ws, "l.txt").await;
+    assert!(shown.contains("café = 1"), "{shown}");
+    assert!(shown.contains("Latin-1"), "the read says the file is not UTF-8: {shown}");
+    edit(&ws, "l.txt", "naïve = 2", "naïf = 3").await;
+    assert_eq!(ws.bytes("l.txt"), b"caf\xE9 = 1\nna\xEFf = 3\n\x81\x8D\xFF end\n");
+}
+
+#[tokio::test]
+async fn latin1_file_refuses_characters_it_cannot_hold_and_is_left_unchanged() {
+    let ws = Workspace::new();
+    let original: &[u8] = b"caf\xE9 = 1\n";
+    ws.put("l.txt", original);
+    read(&ws, "l.txt").await;
+    let err = ws
+        .fails("edit_file", json!({"path": "l.txt", "old_string": "= 1", "new_string": "= 日本"}))
+        .await;
+    assert!(err.contains("left unchanged") && err.contains("Latin-1"), "{err}");
+    let bytes = ws.bytes("l.txt");
+    assert_eq!(bytes, original);
+    assert!(!bytes.windows(3).any(|w| w == [0xEF, 0xBF, 0xBD]), "no U+FFFD written");
+}
+
+#[tokio::test]
+async fn utf16le_with_bom_is_edited_back_as_utf16le() {
+    let ws = Workspace::new();
+    let utf16 = |s: &str| {
+        let mut out = vec![0xFF, 0xFE];
+        s.encode_utf16().for_each(|u| out.extend_from_slice(&u.to_le_bytes()));
+        out
+    };
+    ws.put("w.txt", utf16("key=välue\r\nother=1\r\n"));
+    read(&ws, "w.txt").await;
+    edit(&ws, "w.txt", "other=1", "other=2").await;
+    assert_eq!(ws.bytes("w.txt"), utf16("key=välue\r\nother=2\r\n"));
+}
+
+#[tokio::test]
+async fn non_unique_old_string_fails_and_names_the_line_numbers() {
+    let ws = Workspace::new();
+    ws.put("d.py", b"x = 1\ny = 2\nx = 1\nz = 3\nx = 1\n");
+    read(&ws, "d.py").await;
+    let err = ws
+        .fails("edit_file", json!({"path": "d.py", "old_string": "x = 1", "new_string": "x = 9"}))
+        .await;
+    assert!(err.contains("3 times") && err.contains("lines 1, 3, 5") && err.contains("replace_all"), "{err}");
+    assert_eq!(ws.bytes("d.py"), b"x = 1\ny = 2\nx = 1\nz = 3\nx = 1\n");
+    let out = ws
+        .ok("edit_file", json!({"path": "d.py", "old_string": "x = 1", "new_string": "x = 9", "replace_all": true}))
+        .await;
+    assert!(out.contains("3 occurrences"), "{out}");
+    assert_eq!(ws.bytes("d.py"), b"x = 9\ny = 2\nx = 9\nz = 3\nx = 9\n");
+}
+
+#[tokio::test]
+async fn editing_a_file_changed_on_disk_since_it_was_read_fails_and_says_so() {
+    let ws = Workspace::new();
+    ws.put("c.txt", b"one\ntwo\n");
+    read(&ws, "c.txt").await;
+    ws.put("c.txt", b"one\ntwo\nthree (added by someone else)\n");
+    let err = ws
+        .fails("edit_file", json!({"path": "c.txt", "old_string": "two", "new_string": "2"}))
+        .await;
+    assert!(err.contains("modified since it was read") && err.contains("read it again"), "{err}");
+    assert_eq!(ws.bytes("c.txt"), b"one\ntwo\nthree (added by someone else)\n");
+    read(&ws, "c.txt").await;
+    edit(&ws, "c.txt", "two", "2").await;
+    assert_eq!(ws.bytes("c.txt"), b"one\n2\nthree (added by someone else)\n");
+}
+
+#[tokio::test]
+async fn editing_a_file_never_read_is_refused() {
+    let ws = Workspace::new();
+    ws.put("u.txt", b"hello\n");
+    let err = ws
+        .fails("edit_file", json!({"path": "u.txt", "old_string": "hello", "new_string": "bye"}))
+        .await;
+    assert!(err.contains("has not been read") && err.contains("read_file"), "{err}");
+    assert_eq!(ws.bytes("u.txt"), b"hello\n");
+}
+
+#[tokio::test]
+async fn empty_or_identical_strings_are_refused_before_touching_the_file() {
+    let ws = Workspace::new();
+    ws.put("e.txt", b"hello\n");
+    read(&ws, "e.txt").await;
+    let err = ws
+        .fails("edit_file", json!({"path": "e.txt", "old_string": "", "new_string": "x"}))
+        .await;
+    assert!(err.contains("old_string is empty"), "{err}");
+    let err = ws
+        .fails("edit_file", json!({"path": "e.txt", "old_string": "hello", "new_string": "hello"}))
+        .await;
+    assert!(err.contains("identical"), "{err}");
+    let err = ws
+        .fails("edit_file", json!({"path": "missing.txt", "old_string": "a", "new_string": "b"}))
+        .await;
+    assert!(err.contains("does not exist") && err.contains("write_file"), "{err}");
+    assert_eq!(ws.bytes("e.txt"), b"hello\n");
+}
+
+#[tokio::test]
+async fn missing_old_string_shows_the_closest_line() {
+    let ws = Workspace::new();
+    ws.put("s.py", b"def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a - b\n");
+    read(&ws, "s.py").await;
+    let err = ws
+        .fails("edit_file", json!({"path": "s.py", "old_string": "def add(x, y):", "new_string": "def add(p, q):"}))
+        .await;
+    assert!(err.contains("not found") && err.contains("line 1") && err.contains("def add(a, b):"), "{err}");
+}
+
+#[tokio::test]
+async fn an_edited_file_counts_as_read_and_the_result_is_a_unified_diff() {
+    let ws = Workspace::new();
+    ws.put("f.txt", b"a\nb\nc\n");
+    read(&ws, "f.txt").await;
+    let out = edit(&ws, "f.txt", "b", "B").await;
+    assert!(out.contains("--- a/f.txt") && out.contains("+++ b/f.txt"), "{out}");
+    assert!(out.contains("\n-b\n+B\n"), "{out}");
+    // No re-read needed for a second edit: the tracker holds the new state.
+    edit(&ws, "f.txt", "c", "C").await;
+    assert_eq!(ws.bytes("f.txt"), b"a\nB\nC\n");
+}
+
+#[tokio::test]
+async fn binary_files_are_not_edited() {
+    let ws = Workspace::new();
+    ws.put("b.bin", b"abc\0def");
+    // read_file refuses binary files, so the tracker never saw it: either refusal is fine, and
+    // the bytes must stay.
+    let err = ws
+        .fails("edit_file", json!({"path": "b.bin", "old_string": "abc", "new_string": "xyz"}))
+        .await;
+    assert!(!err.is_empty());
+    assert_eq!(ws.bytes("b.bin"), b"abc\0def");
+}
