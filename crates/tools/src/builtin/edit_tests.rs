@@ -41,7 +41,10 @@ async fn tab_indented_file_matches_exactly() {
     read(&ws, "t.go").await;
     // Spaces where the file has tabs do not match, and the hint says why.
     let err = ws
-        .fails("edit_file", json!({"path": "t.go", "old_string": "        return 1", "new_string": "        return 2"}))
+        .fails(
+            "edit_file",
+            json!({"path": "t.go", "old_string": "        return 1", "new_string": "        return 2"}),
+        )
         .await;
     assert!(err.contains("not found") && err.contains("line 3") && err.contains("whitespace"), "{err}");
     edit(&ws, "t.go", "\t\treturn 1", "\t\treturn 2").await;
@@ -88,9 +91,8 @@ async fn latin1_file_refuses_characters_it_cannot_hold_and_is_left_unchanged() {
     let original: &[u8] = b"caf\xE9 = 1\n";
     ws.put("l.txt", original);
     read(&ws, "l.txt").await;
-    let err = ws
-        .fails("edit_file", json!({"path": "l.txt", "old_string": "= 1", "new_string": "= 日本"}))
-        .await;
+    let err =
+        ws.fails("edit_file", json!({"path": "l.txt", "old_string": "= 1", "new_string": "= 日本"})).await;
     assert!(err.contains("left unchanged") && err.contains("Latin-1"), "{err}");
     let bytes = ws.bytes("l.txt");
     assert_eq!(bytes, original);
@@ -116,13 +118,15 @@ async fn non_unique_old_string_fails_and_names_the_line_numbers() {
     let ws = Workspace::new();
     ws.put("d.py", b"x = 1\ny = 2\nx = 1\nz = 3\nx = 1\n");
     read(&ws, "d.py").await;
-    let err = ws
-        .fails("edit_file", json!({"path": "d.py", "old_string": "x = 1", "new_string": "x = 9"}))
-        .await;
+    let err =
+        ws.fails("edit_file", json!({"path": "d.py", "old_string": "x = 1", "new_string": "x = 9"})).await;
     assert!(err.contains("3 times") && err.contains("lines 1, 3, 5") && err.contains("replace_all"), "{err}");
     assert_eq!(ws.bytes("d.py"), b"x = 1\ny = 2\nx = 1\nz = 3\nx = 1\n");
     let out = ws
-        .ok("edit_file", json!({"path": "d.py", "old_string": "x = 1", "new_string": "x = 9", "replace_all": true}))
+        .ok(
+            "edit_file",
+            json!({"path": "d.py", "old_string": "x = 1", "new_string": "x = 9", "replace_all": true}),
+        )
         .await;
     assert!(out.contains("3 occurrences"), "{out}");
     assert_eq!(ws.bytes("d.py"), b"x = 9\ny = 2\nx = 9\nz = 3\nx = 9\n");
@@ -134,9 +138,7 @@ async fn editing_a_file_changed_on_disk_since_it_was_read_fails_and_says_so() {
     ws.put("c.txt", b"one\ntwo\n");
     read(&ws, "c.txt").await;
     ws.put("c.txt", b"one\ntwo\nthree (added by someone else)\n");
-    let err = ws
-        .fails("edit_file", json!({"path": "c.txt", "old_string": "two", "new_string": "2"}))
-        .await;
+    let err = ws.fails("edit_file", json!({"path": "c.txt", "old_string": "two", "new_string": "2"})).await;
     assert!(err.contains("modified since it was read") && err.contains("read it again"), "{err}");
     assert_eq!(ws.bytes("c.txt"), b"one\ntwo\nthree (added by someone else)\n");
     read(&ws, "c.txt").await;
@@ -148,9 +150,8 @@ async fn editing_a_file_changed_on_disk_since_it_was_read_fails_and_says_so() {
 async fn editing_a_file_never_read_is_refused() {
     let ws = Workspace::new();
     ws.put("u.txt", b"hello\n");
-    let err = ws
-        .fails("edit_file", json!({"path": "u.txt", "old_string": "hello", "new_string": "bye"}))
-        .await;
+    let err =
+        ws.fails("edit_file", json!({"path": "u.txt", "old_string": "hello", "new_string": "bye"})).await;
     assert!(err.contains("has not been read") && err.contains("read_file"), "{err}");
     assert_eq!(ws.bytes("u.txt"), b"hello\n");
 }
@@ -160,17 +161,13 @@ async fn empty_or_identical_strings_are_refused_before_touching_the_file() {
     let ws = Workspace::new();
     ws.put("e.txt", b"hello\n");
     read(&ws, "e.txt").await;
-    let err = ws
-        .fails("edit_file", json!({"path": "e.txt", "old_string": "", "new_string": "x"}))
-        .await;
+    let err = ws.fails("edit_file", json!({"path": "e.txt", "old_string": "", "new_string": "x"})).await;
     assert!(err.contains("old_string is empty"), "{err}");
-    let err = ws
-        .fails("edit_file", json!({"path": "e.txt", "old_string": "hello", "new_string": "hello"}))
-        .await;
+    let err =
+        ws.fails("edit_file", json!({"path": "e.txt", "old_string": "hello", "new_string": "hello"})).await;
     assert!(err.contains("identical"), "{err}");
-    let err = ws
-        .fails("edit_file", json!({"path": "missing.txt", "old_string": "a", "new_string": "b"}))
-        .await;
+    let err =
+        ws.fails("edit_file", json!({"path": "missing.txt", "old_string": "a", "new_string": "b"})).await;
     assert!(err.contains("does not exist") && err.contains("write_file"), "{err}");
     assert_eq!(ws.bytes("e.txt"), b"hello\n");
 }
@@ -181,7 +178,10 @@ async fn missing_old_string_shows_the_closest_line() {
     ws.put("s.py", b"def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a - b\n");
     read(&ws, "s.py").await;
     let err = ws
-        .fails("edit_file", json!({"path": "s.py", "old_string": "def add(x, y):", "new_string": "def add(p, q):"}))
+        .fails(
+            "edit_file",
+            json!({"path": "s.py", "old_string": "def add(x, y):", "new_string": "def add(p, q):"}),
+        )
         .await;
     assert!(err.contains("not found") && err.contains("line 1") && err.contains("def add(a, b):"), "{err}");
 }
@@ -205,9 +205,7 @@ async fn binary_files_are_not_edited() {
     ws.put("b.bin", b"abc\0def");
     // read_file refuses binary files, so the tracker never saw it: either refusal is fine, and
     // the bytes must stay.
-    let err = ws
-        .fails("edit_file", json!({"path": "b.bin", "old_string": "abc", "new_string": "xyz"}))
-        .await;
+    let err = ws.fails("edit_file", json!({"path": "b.bin", "old_string": "abc", "new_string": "xyz"})).await;
     assert!(!err.is_empty());
     assert_eq!(ws.bytes("b.bin"), b"abc\0def");
 }

@@ -21,10 +21,7 @@ async fn offset_and_limit_select_lines_and_the_footer_says_how_to_read_on() {
     let text: String = (1..=10).map(|i| format!("line {i}\n")).collect();
     ws.put("a.txt", text);
     let out = ws.ok("read_file", json!({"path": "a.txt", "offset": 3, "limit": 2})).await;
-    assert_eq!(
-        out,
-        "     3\tline 3\n     4\tline 4\n\n[showing lines 3-4 of 10; read on with offset=5]"
-    );
+    assert_eq!(out, "     3\tline 3\n     4\tline 4\n\n[showing lines 3-4 of 10; read on with offset=5]");
     let out = ws.ok("read_file", json!({"path": "a.txt", "offset": 11})).await;
     assert!(out.contains("past the end"), "{out}");
 }
@@ -68,12 +65,8 @@ async fn output_is_capped_at_256_kib_with_a_footer() {
     assert!(out.len() <= 256 * 1024 + 200, "{}", out.len());
     let footer = out.lines().last().unwrap();
     assert!(footer.starts_with("[output capped at 256 KiB after line "), "{footer}");
-    let last_line: usize = footer["[output capped at 256 KiB after line ".len()..]
-        .split(' ')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let last_line: usize =
+        footer["[output capped at 256 KiB after line ".len()..].split(' ').next().unwrap().parse().unwrap();
     assert!(footer.contains(&format!("offset={}", last_line + 1)), "{footer}");
 }
 
@@ -177,9 +170,10 @@ async fn a_read_blocked_on_a_fifo_returns_on_cancel() {
         tokio::time::sleep(Duration::from_millis(100)).await;
         cancel.cancel();
     });
-    let result = tokio::time::timeout(Duration::from_secs(5), ws.call("read_file", json!({"path": "stuck.fifo"})))
-        .await
-        .expect("returns after cancel");
+    let result =
+        tokio::time::timeout(Duration::from_secs(5), ws.call("read_file", json!({"path": "stuck.fifo"})))
+            .await
+            .expect("returns after cancel");
     assert!(matches!(result, Err(crate::ToolError::Cancelled)), "{result:?}");
     // Unblock the leftover blocking thread so the test process exits cleanly.
     let _ = std::fs::OpenOptions::new().write(true).open(ws.path("stuck.fifo"));

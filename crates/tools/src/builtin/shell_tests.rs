@@ -10,9 +10,7 @@ use serde_json::json;
 
 /// Liveness guard: a hung command fails the test instead of hanging it.
 async fn shell(ws: &Workspace, args: serde_json::Value) -> Result<crate::ToolOutput, ToolError> {
-    tokio::time::timeout(Duration::from_secs(20), ws.call("shell", args))
-        .await
-        .expect("shell call returned")
+    tokio::time::timeout(Duration::from_secs(20), ws.call("shell", args)).await.expect("shell call returned")
 }
 
 #[tokio::test]
@@ -29,9 +27,8 @@ async fn commands_reading_stdin_finish_immediately() {
 #[tokio::test]
 async fn stdout_and_stderr_are_interleaved_in_order() {
     let ws = Workspace::new();
-    let out = shell(&ws, json!({"command": "echo out1; echo err1 >&2; echo out2; echo err2 >&2"}))
-        .await
-        .unwrap();
+    let out =
+        shell(&ws, json!({"command": "echo out1; echo err1 >&2; echo out2; echo err2 >&2"})).await.unwrap();
     assert_eq!(out.text_content(), "out1\nerr1\nout2\nerr2\nexit code: 0");
     assert_eq!(out.exit_code, Some(0));
     assert!(!out.is_error);
@@ -162,7 +159,10 @@ async fn background_jobs_holding_the_output_open_do_not_hang_the_call() {
     let out = shell(&ws, json!({"command": "sleep 10 & echo started"})).await.unwrap();
     assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
     let text = out.text_content();
-    assert!(text.starts_with("started\n") && text.contains("left running") && text.ends_with("exit code: 0"), "{text}");
+    assert!(
+        text.starts_with("started\n") && text.contains("left running") && text.ends_with("exit code: 0"),
+        "{text}"
+    );
 }
 
 #[tokio::test]
@@ -171,10 +171,7 @@ async fn runs_in_the_workspace_or_the_given_workdir_with_the_context_environment
     ws.put("sub/marker", b"");
     ws.ctx.env.push(("LATHE_TEST_VALUE".into(), "from-context".into()));
     let out = shell(&ws, json!({"command": "pwd; echo $LATHE_TEST_VALUE"})).await.unwrap();
-    assert_eq!(
-        out.text_content(),
-        format!("{}\nfrom-context\nexit code: 0", ws.ctx.workspace.display())
-    );
+    assert_eq!(out.text_content(), format!("{}\nfrom-context\nexit code: 0", ws.ctx.workspace.display()));
     let out = shell(&ws, json!({"command": "ls", "workdir": "sub"})).await.unwrap();
     assert_eq!(out.text_content(), "marker\nexit code: 0");
     let err = shell(&ws, json!({"command": "ls", "workdir": "nope"})).await.unwrap_err();

@@ -1,1 +1,55 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::test_support::Workspace;
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+#[tokio::test]
+async fn write_creates_parent_directories_and_reports_the_size() {
+    let ws = Workspace::new();
+    let out = ws.ok("write_file", json!({"path": "a/b/c.txt", "content": "hello\nworld\n"})).await;
+    assert_eq!(out, "Created a/b/c.txt (12 bytes, 2 lines).");
+    assert_eq!(ws.bytes("a/b/c.txt"), b"hello\nworld\n");
+}
+
+#[tokio::test]
+async fn overwriting_requires_a_prior_read() {
+    let ws = Workspace::new();
+    ws.put("x.txt", b"original\n");
+    let err = ws.fails("write_file", json!({"path": "x.txt", "content": "new\n"})).await;
+    assert!(err.contains("has not been read") && err.contains("read_file"), "{err}");
+    assert_eq!(ws.bytes("x.txt"), b"original\n");
+    ws.ok("read_file", json!({"path": "x.txt"})).await;
+    let out = ws.ok("write_file", json!({"path": "x.txt", "content": "new\n"})).await;
+    assert!(out.starts_with("Overwrote x.txt (4 bytes, 1 lines)."), "{out}");
+    assert!(out.contains("-original\n+new\n"), "{out}");
+    assert_eq!(ws.bytes("x.txt"), b"new\n");
+}
+
+#[tokio::test]
+async fn overwriting_a_file_changed_on_disk_since_it_was_read_fails() {
+    let ws = Workspace::new();
+    ws.put("x.txt", b"v1\n");
+    ws.ok("read_file", json!({"path": "x.txt"})).await;
+    ws.put("x.txt", b"v2 from elsewhere\n");
+    let err = ws.fails("write_file", json!({"path": "x.txt", "content": "v3\n"})).await;
+    assert!(err.contains("modified since it was read"), "{err}");
+    assert_eq!(ws.bytes("x.txt"), b"v2 from elsewhere\n");
+}
+
+#[tokio::test]
+async fn a_written_file_counts_as_read_in_its_new_state() {
+    let ws = Workspace::new();
+    ws.ok("write_file", json!({"path": "n.txt", "content": "one\n"})).await;
+    ws.ok("write_file", json!({"path": "n.txt", "content": "two\n"})).await;
+    ws.ok("edit_file", json!({"path": "n.txt", "old_string": "two", "new_string": "three"})).await;
+    assert_eq!(ws.bytes("n.txt"), b"three\n");
+}
+
+#[tokio::test]
+async fn writing_to_a_directory_is_refused() {
+    let ws = Workspace::new();
+    ws.put("d/file", b"");
+    let err = ws.fails("write_file", json!({"path": "d", "content": "x"})).await;
+    assert!(err.contains("is a directory"), "{err}");
+}
