@@ -11,7 +11,8 @@ use crate::tool::{ToolError, ToolOutput};
 
 /// A temp-dir workspace and a context pointing at it (spills go to a sibling temp dir).
 pub struct Workspace {
-    pub dir: tempfile::TempDir,
+    /// Kept so the directory lives as long as the workspace.
+    _dir: tempfile::TempDir,
     pub spill: tempfile::TempDir,
     pub ctx: ToolContext,
     registry: ToolRegistry,
@@ -23,7 +24,7 @@ impl Workspace {
         let spill = tempfile::tempdir().unwrap();
         let mut ctx = ToolContext::new(dir.path().canonicalize().unwrap());
         ctx.spill_dir = spill.path().to_path_buf();
-        Workspace { dir, spill, ctx, registry: ToolRegistry::builtin() }
+        Workspace { _dir: dir, spill, ctx, registry: ToolRegistry::builtin() }
     }
 
     pub fn path(&self, rel: &str) -> PathBuf {

@@ -116,12 +116,11 @@ async fn cancel_kills_the_process_group_within_a_second() {
         let pidfile = pidfile.clone();
         async move {
             for _ in 0..500 {
-                if let Ok(pid) = std::fs::read_to_string(&pidfile) {
-                    if let Ok(pid) = pid.trim().parse::<i32>() {
-                        let cancelled_at = Instant::now();
-                        cancel.cancel();
-                        return (pid, cancelled_at);
-                    }
+                let pid = std::fs::read_to_string(&pidfile).ok();
+                if let Some(pid) = pid.and_then(|p| p.trim().parse::<i32>().ok()) {
+                    let cancelled_at = Instant::now();
+                    cancel.cancel();
+                    return (pid, cancelled_at);
                 }
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
