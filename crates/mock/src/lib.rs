@@ -56,9 +56,6 @@
 //! As a binary: `lathe-mock [--port N] [--log FILE] <scripted SCRIPT.json | cassette DIR | replay CASE.json>`
 //! prints `listening on http://127.0.0.1:PORT` as its first line and serves until killed.
 
-// The replay engine that uses the request parsers lands in the next commit.
-#![allow(dead_code)]
-
 mod cassette;
 mod log;
 mod replay;

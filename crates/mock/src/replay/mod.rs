@@ -1,171 +1,158 @@
-//! Replay mode: serve a recorded agent run (`shared/replay/R<n>.json`, format in `shared/replay/FORMAT.md`)
-//! turn by turn, over whichever protocol the client speaks.
+//! Replay mode: serve a recorded agent run (`shared/replay/R<n>.json`, FORMAT.md §2) turn by turn, over
+//! whichever protocol the client speaks.
+//!
+//! Order of operations for one request:
+//! 1. parse the conversation (`wire::*::conversation`); a body without one is a provider-style 400;
+//! 2. no advertised tools → a side request (title, summary): canned text, not a turn;
+//! 3. tool calls and results must pair as the real provider requires, else the provider's real 400 text
+//!    (counted in `pairing_errors`);
+//! 4. the turn index *N* is the number of assistant turns in the conversation (stateless, retry-safe);
+//!    past the final turn → 400 `replay_exhausted`;
+//! 5. the FORMAT.md checks on request *N* → 400 `replay_divergence` with `{turn, kind, expected, got}`;
+//! 6. Anthropic `is_error` vs `expect` mismatches are recorded in the stats;
+//! 7. turn *N* is encoded in the request's protocol and stream mode.
 
+mod case;
+mod checks;
 mod turns;
 
-use std::collections::BTreeMap;
-use std::path::Path;
+use std::collections::BTreeSet;
+use std::sync::Mutex;
 
-use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
 
+pub use case::{ReplayCall, ReplayCase, ReplayTurn};
 pub(crate) use turns::{Conversation, Message, Side, ToolResult};
 
-use crate::{MockError, read_text};
+use crate::log::{Stats, lock};
+use crate::reply::{
+    Answer, Delivery, ErrorReply, Reply, ReplyCall, ReplyThinking, Stop, Usage, split_varied,
+};
+use crate::{Protocol, wire};
 
-/// A replay case (FORMAT.md §1). Only `prompt` and `turns` drive the server; the other fields are kept for
-/// harnesses that seed a workspace and check the oracles.
-#[derive(Serialize, Deserialize, Clone, Debug, Default)]
-pub struct ReplayCase {
-    /// Case id, e.g. `R2`.
-    pub id: String,
-    /// Where the recording came from.
-    #[serde(default)]
-    pub source: serde_json::Value,
-    /// The model that was recorded.
-    #[serde(default)]
-    pub recorded_model: Option<String>,
-    /// The first user message (the task).
-    pub prompt: String,
-    /// Workspace-relative path → exact UTF-8 content.
-    #[serde(default)]
-    pub seed_files: BTreeMap<String, String>,
-    /// Paths to chmod 755 after seeding.
-    #[serde(default)]
-    pub seed_executable: Vec<String>,
-    /// Whether to `git init` and commit the seed.
-    #[serde(default)]
-    pub seed_git: bool,
-    /// Environment for Lathe and its shell.
-    #[serde(default)]
-    pub harness_env: BTreeMap<String, String>,
-    /// The model turns, in order.
-    pub turns: Vec<ReplayTurn>,
-    /// Oracles checked after the run.
-    #[serde(default)]
-    pub oracles: serde_json::Value,
-    /// How the case was derived.
-    #[serde(default)]
-    pub notes: String,
-}
-
-/// One recorded model turn.
-#[derive(Serialize, Deserialize, Clone, Debug, Default)]
-pub struct ReplayTurn {
-    /// A user-side message that precedes this turn (stop-hook feedback or a new user message).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user_injection: Option<String>,
-    /// `stop_hook` or `user`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user_injection_kind: Option<String>,
-    /// Thinking text (Anthropic thinking block).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thinking: Option<String>,
-    /// Assistant text (`""` = none).
-    #[serde(default)]
-    pub text: String,
-    /// Tool calls, sent as parallel calls of one assistant message.
-    #[serde(default)]
-    pub calls: Vec<ReplayCall>,
-    /// True only on the last turn, which has no calls.
-    #[serde(default)]
-    pub r#final: bool,
-}
-
-/// One recorded tool call.
-#[derive(Serialize, Deserialize, Clone, Debug, Default)]
-pub struct ReplayCall {
-    /// Call id (`toolu_…` or `call_<24 hex>`), unique within the case.
-    pub id: String,
-    /// Lathe tool name.
-    pub name: String,
-    /// Lathe tool arguments.
-    pub args: serde_json::Value,
-    /// The recorded tool name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub orig_name: Option<String>,
-    /// The recorded arguments.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub orig_args: Option<serde_json::Value>,
-    /// `ok`, `error` or `any`.
-    #[serde(default = "any")]
-    pub expect: String,
-}
-
-fn any() -> String {
-    "any".to_string()
-}
-
-impl ReplayCase {
-    /// Reads and checks a case file.
-    ///
-    /// # Errors
-    /// [`MockError::Io`] if unreadable, [`MockError::Json`] if not a case, [`MockError::Invalid`] if it has no
-    /// turns, a non-final turn after a final one, a final turn with calls, or duplicate call ids.
-    pub fn load(path: &Path) -> Result<ReplayCase, MockError> {
-        let text = read_text(path)?;
-        ReplayCase::from_json(&text).map_err(|e| match e {
-            MockError::Json { what, source, .. } => {
-                MockError::Json { what, path: Some(path.to_path_buf()), source }
-            }
-            other => other,
-        })
-    }
-
-    /// Parses and checks a case from JSON text.
-    ///
-    /// # Errors
-    /// As [`ReplayCase::load`], without the I/O error.
-    pub fn from_json(text: &str) -> Result<ReplayCase, MockError> {
-        let case: ReplayCase = serde_json::from_str(text).map_err(|source| MockError::Json {
-            what: "replay case",
-            path: None,
-            source,
-        })?;
-        let invalid = |detail: String| MockError::Invalid { what: "replay case", detail };
-        if case.turns.is_empty() {
-            return Err(invalid(format!("{}: no turns", case.id)));
-        }
-        let mut ids = std::collections::BTreeSet::new();
-        for (i, t) in case.turns.iter().enumerate() {
-            if t.r#final && i + 1 != case.turns.len() {
-                return Err(invalid(format!("{}: turns[{i}] is final but not the last turn", case.id)));
-            }
-            if t.r#final && !t.calls.is_empty() {
-                return Err(invalid(format!("{}: the final turn turns[{i}] has calls", case.id)));
-            }
-            for c in &t.calls {
-                if !ids.insert(c.id.clone()) {
-                    return Err(invalid(format!("{}: call id {} appears twice", case.id, c.id)));
-                }
-            }
-        }
-        Ok(case)
-    }
-}
+/// The text a side request (a request advertising no tools) gets.
+pub(crate) const SIDE_REQUEST_TEXT: &str = "Replayed session";
 
 /// Serves a [`ReplayCase`].
 pub(crate) struct ReplayEngine {
     case: ReplayCase,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// Turn indices served at least once.
+    served: BTreeSet<usize>,
+    /// Number of messages in the conversation that first got the final turn.
+    final_conversation_len: Option<usize>,
+    /// Call ids whose `expect` mismatch is already recorded.
+    mismatches_seen: BTreeSet<String>,
 }
 
 impl ReplayEngine {
     pub(crate) fn new(case: ReplayCase) -> ReplayEngine {
-        ReplayEngine { case }
+        ReplayEngine { case, state: Mutex::new(State::default()) }
     }
 
-    pub(crate) fn answer(
-        &self,
-        _protocol: crate::Protocol,
-        _body: &serde_json::Value,
-        _stats: &mut crate::Stats,
-    ) -> crate::reply::Answer {
-        crate::reply::Answer::Error(crate::reply::ErrorReply {
-            status: 501,
-            kind: Some("not_implemented".into()),
-            message: format!("replay of {} is not implemented yet", self.case.id),
-            headers: Vec::new(),
-            body: None,
-            first_byte_delay_ms: 0,
+    /// Decides the answer to one model request and updates `stats` (whose `requests` the caller counts).
+    pub(crate) fn answer(&self, protocol: Protocol, body: &Value, stats: &mut Stats) -> Answer {
+        let model = body
+            .get("model")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .or_else(|| self.case.recorded_model.clone())
+            .unwrap_or_else(|| "mock-model".to_string());
+        let conversation = match wire::conversation(protocol, body) {
+            Ok(c) => c,
+            Err(message) => return Answer::Error(ErrorReply::bad_request("invalid_request_error", message)),
+        };
+        let tools = wire::tool_names(protocol, body);
+        if tools.is_empty() {
+            return Answer::Reply(side_reply(model), Delivery::default());
+        }
+        let spans = conversation.assistant_turns();
+        let n = spans.len();
+        if let Some(err) = checks::pairing(protocol, &conversation) {
+            stats.pairing_errors += 1;
+            stats.errors.push(json!({"turn": n, "kind": "pairing", "expected": "every tool call answered by exactly its tool result", "got": err.message}));
+            return Answer::Error(err.into_error_reply(protocol));
+        }
+        let turns = &self.case.turns;
+        let mut state = lock(&self.state);
+        let after_empty_final = n + 1 == turns.len()
+            && state.final_conversation_len.is_some_and(|len| conversation.messages.len() > len);
+        if n >= turns.len() || after_empty_final {
+            stats.extra_requests += 1;
+            let diag = json!({"turn": n, "kind": "exhausted",
+                "expected": format!("no request after the final turn ({} turns)", turns.len()),
+                "got": format!("a request whose conversation holds {n} assistant turns and {} messages",
+                               conversation.messages.len())});
+            stats.errors.push(diag.clone());
+            return Answer::Error(ErrorReply::bad_request("replay_exhausted", diag.to_string()));
+        }
+        if let Err(diag) = checks::divergence(&self.case, n, &conversation, &spans, &tools) {
+            stats.errors.push(diag.clone());
+            return Answer::Error(ErrorReply::bad_request("replay_divergence", diag.to_string()));
+        }
+        if protocol == Protocol::Anthropic && n > 0 {
+            for mismatch in checks::expect_mismatches(&self.case, n, &conversation, spans[n - 1]) {
+                let id = mismatch["call_id"].as_str().unwrap_or_default().to_string();
+                if state.mismatches_seen.insert(id) {
+                    stats.expect_mismatches.push(mismatch);
+                }
+            }
+        }
+        let turn = &turns[n];
+        state.served.insert(n);
+        stats.turns_served = state.served.len();
+        if turn.r#final {
+            stats.done = true;
+            state.final_conversation_len.get_or_insert(conversation.messages.len());
+        }
+        let input_tokens = (body.to_string().len() / 4) as u64;
+        Answer::Reply(turn_reply(&self.case.id, n, turn, model, input_tokens), Delivery::default())
+    }
+}
+
+/// Turn `n` as a [`Reply`]: text and argument JSON in deterministic pieces of 2–40 characters, calls in
+/// one assistant message, `tool_use` when there are calls, else `end_turn`.
+fn turn_reply(case_id: &str, n: usize, turn: &ReplayTurn, model: String, input_tokens: u64) -> Reply {
+    let seed = format!("{case_id}/{n}");
+    let calls: Vec<ReplyCall> = turn
+        .calls
+        .iter()
+        .map(|c| ReplyCall {
+            id: c.id.clone(),
+            name: c.name.clone(),
+            pieces: split_varied(&c.args.to_string(), 2, 40, &c.id),
+            complete: true,
         })
+        .collect();
+    let output_chars = turn.text.len() + calls.iter().map(|c| c.arguments().len()).sum::<usize>();
+    Reply {
+        thinking: turn.thinking.as_ref().map(|t| ReplyThinking {
+            text: split_varied(t, 2, 40, &format!("{seed}/thinking")),
+            signature: format!("replay-signature-{case_id}-{n}"),
+        }),
+        text: split_varied(&turn.text, 2, 40, &seed),
+        stop: if calls.is_empty() { Stop::EndTurn } else { Stop::ToolUse },
+        calls,
+        usage: Usage {
+            input_tokens,
+            output_tokens: (output_chars / 4 + 1) as u64,
+            cache_read_input_tokens: 0,
+            cache_creation_input_tokens: 0,
+        },
+        model,
+        stream_error: None,
+    }
+}
+
+fn side_reply(model: String) -> Reply {
+    Reply {
+        text: vec![SIDE_REQUEST_TEXT.to_string()],
+        usage: Usage { input_tokens: 10, output_tokens: 3, ..Usage::default() },
+        model,
+        ..Reply::default()
     }
 }

@@ -1,8 +1,11 @@
 //! Shared helpers: a plain HTTP client and a minimal SSE splitter for asserting on what the server sent.
 
 mod cassette;
+mod replay;
 mod scripted;
 
+use lathe_mock::Protocol;
+use pretty_assertions::assert_eq;
 use serde_json::Value;
 
 /// One parsed SSE event: the `event:` name (if any) and the `data:` text.
@@ -79,4 +82,96 @@ pub fn simple_request(protocol: lathe_mock::Protocol, stream: bool) -> Value {
             "input": [{"role": "user", "content": "hi"}],
             "tools": [{"type": "function", "name": "read_file", "parameters": {"type": "object"}}]}),
     }
+}
+
+/// What a stream says, decoded the simple way (enough to check the encoders).
+#[derive(Debug, PartialEq, Default)]
+pub struct Decoded {
+    pub text: String,
+    pub thinking: String,
+    pub signature: String,
+    /// (id, name, argument text)
+    pub calls: Vec<(String, String, String)>,
+    pub stop: String,
+}
+
+pub fn decode(protocol: Protocol, body: &str) -> Decoded {
+    let mut d = Decoded::default();
+    let events = parse_sse(body);
+    match protocol {
+        Protocol::Anthropic => {
+            for e in &events {
+                let v = e.json();
+                assert_eq!(e.name.as_deref(), v["type"].as_str(), "event name matches type");
+                match v["type"].as_str().unwrap() {
+                    "content_block_start" if v["content_block"]["type"] == "tool_use" => d.calls.push((
+                        v["content_block"]["id"].as_str().unwrap().into(),
+                        v["content_block"]["name"].as_str().unwrap().into(),
+                        String::new(),
+                    )),
+                    "content_block_delta" => match v["delta"]["type"].as_str().unwrap() {
+                        "text_delta" => d.text += v["delta"]["text"].as_str().unwrap(),
+                        "thinking_delta" => d.thinking += v["delta"]["thinking"].as_str().unwrap(),
+                        "signature_delta" => d.signature += v["delta"]["signature"].as_str().unwrap(),
+                        "input_json_delta" => {
+                            d.calls.last_mut().unwrap().2 += v["delta"]["partial_json"].as_str().unwrap()
+                        }
+                        other => panic!("unexpected delta {other}"),
+                    },
+                    "message_delta" => d.stop = v["delta"]["stop_reason"].as_str().unwrap().into(),
+                    _ => {}
+                }
+            }
+        }
+        Protocol::OpenaiChat => {
+            assert_eq!(events.last().unwrap().data, "[DONE]");
+            for e in &events[..events.len() - 1] {
+                let v = e.json();
+                let Some(choice) = v["choices"].get(0) else { continue };
+                let delta = &choice["delta"];
+                d.text += delta["content"].as_str().unwrap_or("");
+                d.thinking += delta["reasoning_content"].as_str().unwrap_or("");
+                for tc in delta["tool_calls"].as_array().into_iter().flatten() {
+                    let i = tc["index"].as_u64().unwrap() as usize;
+                    if i == d.calls.len() {
+                        d.calls.push((
+                            tc["id"].as_str().expect("first delta has the id").into(),
+                            tc["function"]["name"].as_str().expect("first delta has the name").into(),
+                            String::new(),
+                        ));
+                    }
+                    d.calls[i].2 += tc["function"]["arguments"].as_str().unwrap();
+                }
+                if let Some(f) = choice["finish_reason"].as_str() {
+                    d.stop = f.into();
+                }
+            }
+        }
+        Protocol::OpenaiResponses => {
+            for e in &events {
+                let v = e.json();
+                assert_eq!(e.name.as_deref(), v["type"].as_str(), "event name matches type");
+                match v["type"].as_str().unwrap() {
+                    "response.output_text.delta" => d.text += v["delta"].as_str().unwrap(),
+                    "response.reasoning_summary_text.delta" => d.thinking += v["delta"].as_str().unwrap(),
+                    "response.output_item.done" if v["item"]["type"] == "reasoning" => {
+                        d.signature = v["item"]["encrypted_content"].as_str().unwrap().into()
+                    }
+                    "response.output_item.added" if v["item"]["type"] == "function_call" => d.calls.push((
+                        v["item"]["call_id"].as_str().unwrap().into(),
+                        v["item"]["name"].as_str().unwrap().into(),
+                        String::new(),
+                    )),
+                    "response.function_call_arguments.delta" => {
+                        d.calls.last_mut().unwrap().2 += v["delta"].as_str().unwrap()
+                    }
+                    "response.completed" | "response.incomplete" => {
+                        d.stop = v["type"].as_str().unwrap().into()
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    d
 }
