@@ -11,8 +11,11 @@
 //! Capping and spilling of large outputs is each tool's job, using [`crate::output::cap_output`],
 //! so that `ToolOutput::content` is always within the in-context budget.
 
+use std::any::TypeId;
+use std::collections::HashMap;
 use std::future::Future;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use futures::future::BoxFuture;
 use lathe_protocol::{Content, ToolSpec};
@@ -146,7 +149,7 @@ impl<T: Tool> DynTool for T {
         ToolSpec {
             name: Tool::name(self).to_string(),
             description: self.description().to_string(),
-            input_schema: compact_schema::<T::Args>(),
+            input_schema: compiled::<T>().schema.clone(),
         }
     }
 
@@ -161,7 +164,7 @@ impl<T: Tool> DynTool for T {
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let tool = Tool::name(self);
-            validate_args(tool, &compact_schema::<T::Args>(), &args)?;
+            compiled::<T>().validate(tool, &args)?;
             let typed: T::Args = serde_json::from_value(args).map_err(|e| ToolError::InvalidArguments {
                 tool: tool.to_string(),
                 message: e.to_string(),
@@ -169,6 +172,41 @@ impl<T: Tool> DynTool for T {
             self.run(typed, ctx).await
         })
     }
+}
+
+/// A tool's schema and its compiled validator, built once per tool type.
+struct Compiled {
+    schema: Value,
+    validator: Result<jsonschema::Validator, String>,
+}
+
+impl Compiled {
+    fn validate(&self, tool: &str, args: &Value) -> Result<(), ToolError> {
+        match &self.validator {
+            Ok(validator) => check(tool, validator, args),
+            Err(e) => Err(ToolError::InvalidArguments {
+                tool: tool.to_string(),
+                message: format!("the tool's own schema is invalid: {e}"),
+            }),
+        }
+    }
+}
+
+/// The [`Compiled`] schema of tool type `T`, cached for the life of the process.
+fn compiled<T: Tool>() -> Arc<Compiled> {
+    static CACHE: OnceLock<Mutex<HashMap<TypeId, Arc<Compiled>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Mutex::default);
+    let key = TypeId::of::<T>();
+    if let Some(hit) = cache.lock().ok().and_then(|map| map.get(&key).cloned()) {
+        return hit;
+    }
+    let schema = compact_schema::<T::Args>();
+    let validator = jsonschema::validator_for(&schema).map_err(|e| e.to_string());
+    let entry = Arc::new(Compiled { schema, validator });
+    if let Ok(mut map) = cache.lock() {
+        map.insert(key, entry.clone());
+    }
+    entry
 }
 
 /// The JSON schema of `A`, compacted for the model: draft 2020-12, subschemas inlined (no `$ref`),
@@ -268,6 +306,10 @@ pub fn validate_args(tool: &str, schema: &Value, args: &Value) -> Result<(), Too
         tool: tool.to_string(),
         message: format!("the tool's own schema is invalid: {e}"),
     })?;
+    check(tool, &validator, args)
+}
+
+fn check(tool: &str, validator: &jsonschema::Validator, args: &Value) -> Result<(), ToolError> {
     let problems: Vec<String> = validator
         .iter_errors(args)
         .map(|e| {
@@ -296,6 +338,8 @@ pub fn summarize_args(args: &Value) -> String {
         }
     } else if let Some(path) = field("path").or_else(|| field("url")).or_else(|| field("query")) {
         path.to_string()
+    } else if let Some(items) = args.get("items").and_then(Value::as_array) {
+        format!("{} items", items.len())
     } else {
         args.to_string()
     };

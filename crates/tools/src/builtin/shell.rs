@@ -131,6 +131,8 @@ async fn run_command(
     // The Command still holds the pipe's write ends; drop it so EOF comes when the group is done.
     drop(cmd);
     let pgid = child.id().map(|id| id as i32);
+    // If this future is dropped mid-run (the caller gave up on it), the whole group goes too.
+    let mut guard = GroupGuard(pgid);
     let mut pipe = tokio::net::unix::pipe::Receiver::from_owned_fd(reader.into()).map_err(spawn_err)?;
 
     let deadline = tokio::time::Instant::now() + Duration::from_millis(timeout_ms);
@@ -169,12 +171,31 @@ async fn run_command(
             _ = tokio::time::sleep_until(grace_end), if exited_at.is_some() && !eof => break,
         }
     }
+    guard.disarm();
     let Some(status) = status else {
         return Err(ToolError::Failed("shell: bash did not report an exit status".to_string()));
     };
     let signal = status.signal();
     let exit_code = status.code().unwrap_or_else(|| 128 + signal.unwrap_or(0));
     Ok(Finished { output, exit_code, signal, left_running: !eof })
+}
+
+/// SIGKILLs the process group when dropped while armed: a call abandoned by its caller must not
+/// leave its processes running.
+struct GroupGuard(Option<i32>);
+
+impl GroupGuard {
+    fn disarm(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if let Some(pgid) = self.0 {
+            signal_group(pgid, libc::SIGKILL);
+        }
+    }
 }
 
 /// SIGTERM the process group, give it [`KILL_GRACE`], then SIGKILL it and reap bash.
@@ -267,15 +288,51 @@ fn render(command: &str, run: Finished, spill_dir: &std::path::Path) -> ToolOutp
 /// What exit status 1 means for the last command of the line, when it is not a failure:
 /// `grep`/`rg` found no match, `diff`/`cmp` found a difference, `test`/`[` was false.
 pub fn explain_exit_1(command: &str) -> Option<&'static str> {
-    let last = command.split(['|', ';', '\n', '&']).map(str::trim).rfind(|s| !s.is_empty())?;
+    let last = last_simple_command(command);
     let program = last.split_whitespace().find(|word| *word != "!" && !is_assignment(word))?;
     let program = program.rsplit('/').next().unwrap_or(program);
     match program {
-        "grep" | "egrep" | "fgrep" | "rg" | "ag" | "git-grep" => Some("exit 1: no match"),
+        "grep" | "egrep" | "fgrep" | "rg" | "ag" => Some("exit 1: no match"),
         "diff" | "cmp" => Some("exit 1: files differ"),
         "test" | "[" | "[[" => Some("exit 1: condition false"),
         _ => None,
     }
+}
+
+/// The text after the last unquoted `|`, `;`, newline or `&` (not counting the `&` of
+/// redirections like `2>&1` or `&>`), trimmed; good enough to name the program whose status bash
+/// returns.
+fn last_simple_command(command: &str) -> &str {
+    let bytes = command.as_bytes();
+    let (mut single, mut double, mut escaped) = (false, false, false);
+    let mut start = 0;
+    let mut last = "";
+    for (i, &b) in bytes.iter().enumerate() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match b {
+            b'\\' if !single => escaped = true,
+            b'\'' if !double => single = !single,
+            b'"' if !single => double = !double,
+            b'|' | b';' | b'\n' | b'&' if !single && !double => {
+                let redirection = b == b'&'
+                    && (matches!(i.checked_sub(1).map(|j| bytes[j]), Some(b'>' | b'<'))
+                        || bytes.get(i + 1) == Some(&b'>'));
+                if !redirection {
+                    let segment = command[start..i].trim();
+                    if !segment.is_empty() {
+                        last = segment;
+                    }
+                    start = i + 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    let tail = command[start..].trim();
+    if tail.is_empty() { last } else { tail }
 }
 
 /// `NAME=value` (an environment assignment before the command).

@@ -66,6 +66,11 @@ fn exit_1_explanations_look_at_the_last_command() {
         ("diff a b", Some("exit 1: files differ")),
         ("test -d build", Some("exit 1: condition false")),
         ("grep foo f | wc -l", None),
+        ("grep foo f 2>&1", Some("exit 1: no match")),
+        ("grep 'a|b' f", Some("exit 1: no match")),
+        ("grep \"x;y\" f &> out", Some("exit 1: no match")),
+        ("make & wait; diff -u a b", Some("exit 1: files differ")),
+        ("test -f x && echo yes", None),
         ("cargo test", None),
         ("python -c 'import sys; sys.exit(1)'", None),
     ];
@@ -175,4 +180,31 @@ async fn runs_in_the_workspace_or_the_given_workdir_with_the_context_environment
     assert_eq!(out.text_content(), "marker\nexit code: 0");
     let err = shell(&ws, json!({"command": "ls", "workdir": "nope"})).await.unwrap_err();
     assert!(err.to_string().contains("does not exist"), "{err}");
+}
+
+#[tokio::test]
+async fn dropping_a_running_call_kills_its_process_group() {
+    let ws = std::sync::Arc::new(Workspace::new());
+    let pidfile = ws.path("pidfile");
+    let task = tokio::spawn({
+        let ws = ws.clone();
+        async move { ws.call("shell", json!({"command": "bash -c 'sleep 30 & echo $! > pidfile; wait'"})).await }
+    });
+    let mut grandchild = None;
+    for _ in 0..500 {
+        let pid = std::fs::read_to_string(&pidfile).ok();
+        grandchild = pid.and_then(|p| p.trim().parse::<i32>().ok());
+        if grandchild.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let grandchild = grandchild.expect("the command wrote its pid file");
+    task.abort();
+    let _ = task.await;
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !pid_is_gone(grandchild) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(pid_is_gone(grandchild), "grandchild {grandchild} still alive");
 }
