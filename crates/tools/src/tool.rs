@@ -20,23 +20,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 use futures::future::BoxFuture;
 use lathe_protocol::{Content, ToolSpec};
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::context::ToolContext;
 
 /// What a call may do; decides concurrency (read-only calls of one response may run together) and
-/// permission. A tool that does not override [`Tool::effect`] is `Mutating` (fail closed).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Effect {
-    /// Reads the workspace (or nothing at all); safe to run concurrently and without asking.
-    ReadOnly,
-    /// May change files or run arbitrary commands.
-    Mutating,
-    /// Talks to the network.
-    Network,
-}
+/// permission. Defined by `lathe-policy` (which decides on it) and re-exported here; a tool that
+/// does not override [`Tool::effect`] is `Mutating` (fail closed).
+pub use lathe_policy::Effect;
 
 /// Output of a successful run.
 ///
