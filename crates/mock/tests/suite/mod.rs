@@ -1,5 +1,6 @@
 //! Shared helpers: a plain HTTP client and a minimal SSE splitter for asserting on what the server sent.
 
+mod binary;
 mod cassette;
 mod replay;
 mod scripted;
