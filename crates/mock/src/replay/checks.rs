@@ -253,3 +253,7 @@ pub(crate) fn expect_mismatches(
         })
         .collect()
 }
+
+#[cfg(test)]
+#[path = "checks_tests.rs"]
+mod tests;
