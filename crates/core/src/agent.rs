@@ -1,0 +1,372 @@
+//! The agent loop (ARCHITECTURE.md §3, FEATURES.md §B).
+//!
+//! One user turn: append the user message (persisted first) → loop { stop checks → pairing guard →
+//! request → stream events to the front end → append the assistant message → no tool calls? done :
+//! run the calls and append their results }. The loop ends on: no tool calls, cancel, max turns, the
+//! cost budget, or no progress (the same call failing the same way 3 times in a row). Whatever the
+//! exit, every tool call in the ledger has its result.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures::StreamExt;
+use lathe_policy::PermissionMode;
+use lathe_protocol::{
+    Accumulator, AgentEvent, AssistantMessage, LedgerItem, ModelEvent, ModelRequest, ProviderError, RunStats,
+    StopCause, StopReason, SystemBlock, ThinkingFormat, Usage, UserMessage,
+};
+use lathe_provider::Provider;
+use lathe_tools::{ToolContext, ToolRegistry};
+use tokio::sync::{Mutex, mpsc};
+use tokio_util::sync::CancellationToken;
+
+use crate::exec::{Approver, Executor, interrupted};
+use crate::progress::ProgressGuard;
+use crate::session::{SessionError, SessionWriter};
+
+/// Continuations asked for when a text answer is cut by the output-token limit.
+pub const MAX_CONTINUATIONS: u32 = 3;
+
+/// What the injected continuation request says.
+const CONTINUE_TEXT: &str = "Your previous response was cut off by the output token limit. Continue exactly where you stopped, \
+     without repeating what you already wrote.";
+
+/// Settings of the loop.
+#[derive(Debug, Clone)]
+pub struct AgentSettings {
+    /// Model name sent in requests.
+    pub model: String,
+    /// Model requests allowed per user turn.
+    pub max_turns: u32,
+    /// Cost budget in US dollars for the session's runs; `None` = unlimited.
+    pub max_cost_usd: Option<f64>,
+    /// Output-token limit per response.
+    pub max_output_tokens: u32,
+    /// Permission mode.
+    pub permission_mode: PermissionMode,
+    /// Sampling temperature (`None` = provider default).
+    pub temperature: Option<f32>,
+    /// Ask the provider to place prompt-cache breakpoints.
+    pub prompt_caching: bool,
+    /// Price per million tokens, for the cost estimate: (input, output, cache read, cache write).
+    pub price_per_mtok: [f64; 4],
+    /// Which format reasoning from this provider is tagged with.
+    pub thinking_format: ThinkingFormat,
+}
+
+/// A session's agent: the ledger, the provider, the tools and the session file.
+pub struct Agent {
+    provider: Arc<dyn Provider>,
+    tools: ToolRegistry,
+    ctx: ToolContext,
+    system: Vec<SystemBlock>,
+    ledger: Vec<LedgerItem>,
+    session: Option<SessionWriter>,
+    settings: AgentSettings,
+    approver: Option<Arc<dyn Approver>>,
+    stats: RunStats,
+}
+
+/// A run ended on something only the user can fix (the session file cannot be written).
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// Writing the session file failed; the run stops rather than lose history.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+}
+
+impl Agent {
+    /// A new agent. `ledger` is empty for a new session or the loaded items of a resumed one.
+    pub fn new(
+        provider: Arc<dyn Provider>,
+        tools: ToolRegistry,
+        ctx: ToolContext,
+        system: Vec<SystemBlock>,
+        ledger: Vec<LedgerItem>,
+        session: Option<SessionWriter>,
+        settings: AgentSettings,
+    ) -> Agent {
+        Agent {
+            provider,
+            tools,
+            ctx,
+            system,
+            ledger,
+            session,
+            settings,
+            approver: None,
+            stats: RunStats::default(),
+        }
+    }
+
+    /// Sets the interactive approver; without one, every `ask` is a denial (headless).
+    pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Agent {
+        self.approver = Some(approver);
+        self
+    }
+
+    /// The ledger so far.
+    pub fn ledger(&self) -> &[LedgerItem] {
+        &self.ledger
+    }
+
+    /// Totals over every run of this agent.
+    pub fn stats(&self) -> RunStats {
+        self.stats
+    }
+
+    /// The tools on offer.
+    pub fn tools(&self) -> &ToolRegistry {
+        &self.tools
+    }
+
+    /// Appends an item to the ledger and the session file (flushed before returning).
+    pub fn append(&mut self, item: LedgerItem) -> Result<(), AgentError> {
+        if let Some(session) = &mut self.session {
+            session.append(&item)?;
+        }
+        self.ledger.push(item);
+        Ok(())
+    }
+
+    /// Runs one user turn to its end and reports why it ended (also sent as
+    /// [`AgentEvent::Finished`]).
+    pub async fn run(
+        &mut self,
+        input: UserMessage,
+        events: &mpsc::UnboundedSender<AgentEvent>,
+        cancel: &CancellationToken,
+    ) -> Result<StopCause, AgentError> {
+        let started = Instant::now();
+        let before = self.stats;
+        self.append(LedgerItem::User(input))?;
+        let cause = self.turn_loop(events, cancel).await;
+        let cause = match cause {
+            Ok(cause) => cause,
+            Err(error) => {
+                self.repair_pairing("the run stopped on an error")?;
+                return Err(error);
+            }
+        };
+        self.repair_pairing("the run ended before this call completed")?;
+        self.stats.duration_ms += started.elapsed().as_millis() as u64;
+        let run_stats = RunStats {
+            turns: self.stats.turns - before.turns,
+            tool_calls: self.stats.tool_calls - before.tool_calls,
+            input_tokens: self.stats.input_tokens - before.input_tokens,
+            output_tokens: self.stats.output_tokens - before.output_tokens,
+            cache_read_tokens: self.stats.cache_read_tokens - before.cache_read_tokens,
+            cache_write_tokens: self.stats.cache_write_tokens - before.cache_write_tokens,
+            cost_usd: self.stats.cost_usd - before.cost_usd,
+            duration_ms: self.stats.duration_ms - before.duration_ms,
+        };
+        let final_text = self.last_assistant_text();
+        let _ = events.send(AgentEvent::Finished { cause: cause.clone(), stats: run_stats, final_text });
+        Ok(cause)
+    }
+
+    async fn turn_loop(
+        &mut self,
+        events: &mpsc::UnboundedSender<AgentEvent>,
+        cancel: &CancellationToken,
+    ) -> Result<StopCause, AgentError> {
+        let mut turns = 0u32;
+        let mut continuations = 0u32;
+        let mut progress = ProgressGuard::default();
+        loop {
+            if cancel.is_cancelled() {
+                return Ok(StopCause::Cancelled);
+            }
+            if turns >= self.settings.max_turns {
+                return Ok(StopCause::MaxTurns { max_turns: self.settings.max_turns });
+            }
+            if let Some(limit) = self.settings.max_cost_usd
+                && self.stats.cost_usd >= limit
+            {
+                return Ok(StopCause::Budget {
+                    detail: format!(
+                        "estimated cost ${:.4} reached the budget of ${limit:.2}",
+                        self.stats.cost_usd
+                    ),
+                });
+            }
+            self.repair_pairing("no result was recorded for this call")?;
+            turns += 1;
+            self.stats.turns += 1;
+            let _ = events.send(AgentEvent::TurnStarted { turn: turns });
+
+            let (message, error) = self.request(events, cancel).await;
+            let cancelled = matches!(error, Some(ProviderError::Cancelled));
+            if let Some(message) = message {
+                self.record_usage(&message.usage, events);
+                let _ = events.send(AgentEvent::AssistantMessage { message: message.clone() });
+                self.append(LedgerItem::Assistant(message))?;
+            }
+            if cancelled || cancel.is_cancelled() {
+                return Ok(StopCause::Cancelled);
+            }
+            if let Some(error) = error {
+                return Ok(StopCause::Error { kind: error.kind().to_string(), message: error.to_string() });
+            }
+            let Some(LedgerItem::Assistant(message)) = self.ledger.last() else {
+                return Ok(StopCause::Completed);
+            };
+            let calls: Vec<_> = message.tool_calls().cloned().collect();
+            let stop = message.stop;
+            if calls.is_empty() {
+                match stop {
+                    StopReason::MaxTokens if continuations < MAX_CONTINUATIONS => {
+                        continuations += 1;
+                        self.append(LedgerItem::User(UserMessage::injected(CONTINUE_TEXT)))?;
+                        continue;
+                    }
+                    StopReason::Refusal => return Ok(StopCause::Refused),
+                    StopReason::EndTurn
+                    | StopReason::ToolUse
+                    | StopReason::MaxTokens
+                    | StopReason::StopSequence
+                    | StopReason::PauseTurn
+                    | StopReason::Error
+                    | StopReason::Cancelled => return Ok(StopCause::Completed),
+                }
+            }
+
+            let executed = {
+                let mut ctx = self.ctx.clone();
+                ctx.cancel = cancel.child_token();
+                let executor = Executor {
+                    tools: &self.tools,
+                    ctx: &ctx,
+                    mode: self.settings.permission_mode,
+                    approver: self.approver.as_deref(),
+                    events,
+                    prompt_lock: Mutex::new(()),
+                };
+                executor.run_all(&calls).await
+            };
+            for (call, done) in calls.iter().zip(executed) {
+                self.stats.tool_calls += 1;
+                let _ = events.send(AgentEvent::ToolResult {
+                    result: done.result.clone(),
+                    tool: done.tool.clone(),
+                    elapsed_ms: done.elapsed_ms,
+                });
+                progress.observe(call, &done.result);
+                self.append(LedgerItem::ToolResult(done.result))?;
+            }
+            if cancel.is_cancelled() {
+                return Ok(StopCause::Cancelled);
+            }
+            if let Some(detail) = progress.stalled() {
+                return Ok(StopCause::NoProgress { detail });
+            }
+        }
+    }
+
+    /// Sends one request and folds its stream. Returns the assistant message (if anything arrived or
+    /// the stream completed) and the terminal error, if any.
+    async fn request(
+        &self,
+        events: &mpsc::UnboundedSender<AgentEvent>,
+        cancel: &CancellationToken,
+    ) -> (Option<AssistantMessage>, Option<ProviderError>) {
+        let request = ModelRequest {
+            model: self.settings.model.clone(),
+            system: self.system.clone(),
+            messages: LedgerItem::sendable(&self.ledger).cloned().collect(),
+            tools: self.tools.specs(),
+            max_output_tokens: self.settings.max_output_tokens,
+            temperature: self.settings.temperature,
+            top_p: None,
+            thinking: None,
+            prompt_caching: self.settings.prompt_caching,
+        };
+        let mut stream = self.provider.stream(&request, cancel.child_token());
+        let mut acc = Accumulator::new(self.settings.thinking_format);
+        let mut terminal = false;
+        loop {
+            let event = tokio::select! {
+                biased;
+                () = cancel.cancelled() => {
+                    acc.push(&ModelEvent::Error { error: ProviderError::Cancelled });
+                    break;
+                }
+                event = stream.next() => event,
+            };
+            let Some(event) = event else { break };
+            match &event {
+                ModelEvent::TextDelta { text } => {
+                    let _ = events.send(AgentEvent::TextDelta { text: text.clone() });
+                }
+                ModelEvent::ThinkingDelta { text, .. } => {
+                    let _ = events.send(AgentEvent::ThinkingDelta { text: text.clone() });
+                }
+                ModelEvent::Retry(info) => {
+                    let _ = events.send(AgentEvent::Retry(info.clone()));
+                }
+                ModelEvent::Stop { .. } | ModelEvent::Error { .. } => terminal = true,
+                ModelEvent::Started { .. }
+                | ModelEvent::RefusalDelta { .. }
+                | ModelEvent::ThinkingSignature { .. }
+                | ModelEvent::RedactedThinking { .. }
+                | ModelEvent::ToolCallStart { .. }
+                | ModelEvent::ToolCallDelta { .. }
+                | ModelEvent::ToolCallEnd { .. }
+                | ModelEvent::Usage(_) => {}
+            }
+            acc.push(&event);
+            if terminal {
+                break;
+            }
+        }
+        if !terminal && acc.error().is_none() {
+            acc.push(&ModelEvent::Error {
+                error: ProviderError::IncompleteStream {
+                    detail: "the provider stream ended without a stop".into(),
+                },
+            });
+        }
+        let error = acc.error().cloned();
+        let keep = error.is_none() || acc.has_content();
+        let message = acc.finish(&self.settings.model);
+        (keep.then_some(message), error)
+    }
+
+    fn record_usage(&mut self, usage: &Usage, events: &mpsc::UnboundedSender<AgentEvent>) {
+        let [input, output, cache_read, cache_write] = self.settings.price_per_mtok;
+        let tokens = |value: Option<u64>| value.unwrap_or(0);
+        self.stats.input_tokens += tokens(usage.input_tokens);
+        self.stats.output_tokens += tokens(usage.output_tokens);
+        self.stats.cache_read_tokens += tokens(usage.cache_read_input_tokens);
+        self.stats.cache_write_tokens += tokens(usage.cache_creation_input_tokens);
+        self.stats.cost_usd += (tokens(usage.input_tokens) as f64 * input
+            + tokens(usage.output_tokens) as f64 * output
+            + tokens(usage.cache_read_input_tokens) as f64 * cache_read
+            + tokens(usage.cache_creation_input_tokens) as f64 * cache_write)
+            / 1_000_000.0;
+        let _ = events.send(AgentEvent::Usage { last: *usage, stats: self.stats });
+    }
+
+    /// The pairing guard (ARCHITECTURE.md §4.1): answers every call still without a result with an
+    /// `Interrupted` result, so the ledger is always valid to send.
+    pub fn repair_pairing(&mut self, why: &str) -> Result<(), AgentError> {
+        for call in LedgerItem::unpaired_calls(&self.ledger) {
+            self.append(LedgerItem::ToolResult(interrupted(&call, why).result))?;
+        }
+        Ok(())
+    }
+
+    fn last_assistant_text(&self) -> String {
+        self.ledger
+            .iter()
+            .rev()
+            .find_map(|item| match item {
+                LedgerItem::Assistant(message) => Some(message.text()),
+                LedgerItem::User(_)
+                | LedgerItem::ToolResult(_)
+                | LedgerItem::Compaction(_)
+                | LedgerItem::Meta(_) => None,
+            })
+            .unwrap_or_default()
+    }
+}

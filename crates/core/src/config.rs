@@ -1,0 +1,232 @@
+//! Typed configuration, layered: built-in defaults → `~/.lathe/config.toml` → `<project>/.lathe/config.toml`
+//! → environment → command-line flags (STYLE.md "Configuration is typed").
+//!
+//! ```toml
+//! provider = "deepseek"            # a key of [providers.*] or a built-in: anthropic, openai, responses, local
+//! model = "deepseek-chat"
+//! permission_mode = "accept-edits"
+//! max_turns = 50
+//! max_cost_usd = 2.0
+//!
+//! [providers.deepseek]
+//! protocol = "openai"              # anthropic | openai (Chat Completions) | responses
+//! base_url = "https://api.deepseek.com/v1"
+//! api_key_env = "DEEPSEEK_API_KEY"
+//!
+//! [retry]
+//! max_retries = 4
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use lathe_policy::PermissionMode;
+use serde::Deserialize;
+
+/// A configuration file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file exists but cannot be read.
+    #[error("cannot read config file {path}: {source}")]
+    Unreadable {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML for Lathe's config.
+    #[error("invalid config file {path}: {message}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// The parser's message (with line and column).
+        message: String,
+    },
+}
+
+/// One named provider entry (`[providers.<name>]`). Every field is optional; a later layer overrides
+/// field by field.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderEntry {
+    /// Wire protocol: `anthropic`, `openai` (Chat Completions) or `responses`; `local` for the
+    /// in-process model.
+    pub protocol: Option<String>,
+    /// Base URL (Anthropic: host root; OpenAI-style: including `/v1`).
+    pub base_url: Option<String>,
+    /// Name of the environment variable holding the API key.
+    pub api_key_env: Option<String>,
+    /// Default model for this provider.
+    pub model: Option<String>,
+    /// Extra HTTP headers.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+}
+
+impl ProviderEntry {
+    fn overlay(&mut self, later: &ProviderEntry) {
+        overlay(&mut self.protocol, &later.protocol);
+        overlay(&mut self.base_url, &later.base_url);
+        overlay(&mut self.api_key_env, &later.api_key_env);
+        overlay(&mut self.model, &later.model);
+        self.headers.extend(later.headers.clone());
+    }
+}
+
+/// Retry settings (`[retry]`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetryEntry {
+    /// Retries after the first attempt (default 4).
+    pub max_retries: Option<u32>,
+    /// First backoff delay in milliseconds (default 1000).
+    pub initial_delay_ms: Option<u64>,
+    /// Backoff cap in milliseconds (default 30 000).
+    pub max_delay_ms: Option<u64>,
+}
+
+/// Local model settings (`[local]`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LocalEntry {
+    /// Path of the GGUF file.
+    pub model_path: Option<PathBuf>,
+    /// Context size in tokens.
+    pub context_tokens: Option<u32>,
+    /// Sampling temperature (0 = greedy).
+    pub temperature: Option<f32>,
+    /// CPU threads.
+    pub threads: Option<u32>,
+}
+
+/// One configuration layer (a file, the environment, or the flags).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigLayer {
+    /// Provider name.
+    pub provider: Option<String>,
+    /// Model name.
+    pub model: Option<String>,
+    /// Base URL override for the chosen provider.
+    pub base_url: Option<String>,
+    /// Permission mode.
+    pub permission_mode: Option<PermissionMode>,
+    /// Model requests per user turn (default 50).
+    pub max_turns: Option<u32>,
+    /// Cost budget in US dollars for one run.
+    pub max_cost_usd: Option<f64>,
+    /// Output-token limit per response.
+    pub max_output_tokens: Option<u32>,
+    /// Default `shell` timeout in milliseconds.
+    pub shell_timeout_ms: Option<u64>,
+    /// Named providers.
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderEntry>,
+    /// Retry settings.
+    #[serde(default)]
+    pub retry: RetryEntry,
+    /// Local model settings.
+    #[serde(default)]
+    pub local: LocalEntry,
+}
+
+impl ConfigLayer {
+    /// Reads a TOML layer; a missing file is an empty layer.
+    pub fn load(path: &Path) -> Result<ConfigLayer, ConfigError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(ConfigLayer::default()),
+            Err(source) => return Err(ConfigError::Unreadable { path: path.to_path_buf(), source }),
+        };
+        toml::from_str(&text).map_err(|error| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            message: error.to_string().trim().replace('\n', " "),
+        })
+    }
+
+    /// Overlays every field set in `later` onto `self`.
+    pub fn overlay(&mut self, later: &ConfigLayer) {
+        overlay(&mut self.provider, &later.provider);
+        overlay(&mut self.model, &later.model);
+        overlay(&mut self.base_url, &later.base_url);
+        overlay(&mut self.permission_mode, &later.permission_mode);
+        overlay(&mut self.max_turns, &later.max_turns);
+        overlay(&mut self.max_cost_usd, &later.max_cost_usd);
+        overlay(&mut self.max_output_tokens, &later.max_output_tokens);
+        overlay(&mut self.shell_timeout_ms, &later.shell_timeout_ms);
+        for (name, entry) in &later.providers {
+            self.providers.entry(name.clone()).or_default().overlay(entry);
+        }
+        overlay(&mut self.retry.max_retries, &later.retry.max_retries);
+        overlay(&mut self.retry.initial_delay_ms, &later.retry.initial_delay_ms);
+        overlay(&mut self.retry.max_delay_ms, &later.retry.max_delay_ms);
+        overlay(&mut self.local.model_path, &later.local.model_path);
+        overlay(&mut self.local.context_tokens, &later.local.context_tokens);
+        overlay(&mut self.local.temperature, &later.local.temperature);
+        overlay(&mut self.local.threads, &later.local.threads);
+    }
+
+    /// The user and project layers for `project`, merged: `<home>/config.toml` then
+    /// `<project>/.lathe/config.toml`.
+    pub fn from_files(home: &Path, project: &Path) -> Result<ConfigLayer, ConfigError> {
+        let mut merged = ConfigLayer::load(&home.join("config.toml"))?;
+        merged.overlay(&ConfigLayer::load(&project.join(".lathe").join("config.toml"))?);
+        Ok(merged)
+    }
+
+    /// The layer read from `LATHE_PROVIDER`, `LATHE_MODEL` and `LATHE_PERMISSION_MODE`.
+    pub fn from_env() -> ConfigLayer {
+        let var = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
+        ConfigLayer {
+            provider: var("LATHE_PROVIDER"),
+            model: var("LATHE_MODEL"),
+            permission_mode: var("LATHE_PERMISSION_MODE").and_then(|mode| mode.parse().ok()),
+            ..ConfigLayer::default()
+        }
+    }
+}
+
+fn overlay<T: Clone>(slot: &mut Option<T>, later: &Option<T>) {
+    if later.is_some() {
+        slot.clone_from(later);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn project_layer_overrides_user_layer_field_by_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let project = dir.path().join("project");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(project.join(".lathe")).unwrap();
+        std::fs::write(
+            home.join("config.toml"),
+            "provider = \"ds\"\nmax_turns = 9\n[providers.ds]\nprotocol = \"openai\"\nbase_url = \"https://api.deepseek.com/v1\"\n",
+        )
+        .unwrap();
+        std::fs::write(
+            project.join(".lathe/config.toml"),
+            "max_turns = 3\n[providers.ds]\nmodel = \"deepseek-chat\"\n",
+        )
+        .unwrap();
+        let layer = ConfigLayer::from_files(&home, &project).unwrap();
+        assert_eq!(layer.max_turns, Some(3));
+        let ds = &layer.providers["ds"];
+        assert_eq!(ds.protocol.as_deref(), Some("openai"));
+        assert_eq!(ds.model.as_deref(), Some("deepseek-chat"));
+    }
+
+    #[test]
+    fn invalid_file_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "max_turns = \"many\"").unwrap();
+        let error = ConfigLayer::load(&path).unwrap_err().to_string();
+        assert!(error.contains("config.toml"), "{error}");
+    }
+}
