@@ -112,10 +112,13 @@ async fn directories_are_listed_and_missing_paths_are_errors() {
 }
 
 #[tokio::test]
-async fn an_explicitly_named_gitignored_file_can_be_read() {
+async fn gitignored_files_are_hidden_from_grep_and_glob_but_readable_by_name() {
     let ws = Workspace::new();
     ws.put(".gitignore", b"secret.env\n");
     ws.put("secret.env", b"TOKEN=abc\n");
+    ws.put("config.env", b"TOKEN=public\n");
+    assert_eq!(ws.ok("grep", json!({"pattern": "TOKEN"})).await, "config.env:1:TOKEN=public\n");
+    assert_eq!(ws.ok("glob", json!({"pattern": "*.env"})).await, "config.env\n");
     let out = ws.ok("read_file", json!({"path": "secret.env"})).await;
     assert_eq!(out, "     1\tTOKEN=abc\n");
 }
