@@ -35,6 +35,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod builtin;
 pub mod context;
 pub mod files;
