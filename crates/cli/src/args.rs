@@ -1,0 +1,131 @@
+//! Command-line arguments (clap).
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// Exit status when the run succeeded.
+pub const EXIT_OK: u8 = 0;
+/// Exit status when the run failed for another reason (refusal, session file error, internal error).
+pub const EXIT_FAILED: u8 = 1;
+/// Exit status for usage and configuration errors (bad flag, missing directory, unreadable config,
+/// unknown provider).
+pub const EXIT_USAGE: u8 = 2;
+/// Exit status when the model provider failed (HTTP/API error, network, authentication).
+pub const EXIT_API: u8 = 3;
+/// Exit status when a limit stopped the run (max turns, cost budget, no progress).
+pub const EXIT_LIMIT: u8 = 4;
+/// Exit status when the run was cancelled (Ctrl+C).
+pub const EXIT_CANCELLED: u8 = 130;
+
+const AFTER_HELP: &str = "\
+Exit status:
+  0    success: the model finished its answer
+  1    the run failed (model refusal, session file error, internal error)
+  2    usage or configuration error (bad flag, missing -C directory, unreadable config, unknown provider)
+  3    model provider error (HTTP/API error, authentication, network, server down)
+  4    a limit stopped the run (--max-turns, --max-cost, or no progress: the same call failing 3 times)
+  130  cancelled (Ctrl+C)
+
+Configuration: ~/.lathe/config.toml, then <project>/.lathe/config.toml, then LATHE_PROVIDER /
+LATHE_MODEL / LATHE_PERMISSION_MODE, then flags. LATHE_HOME moves ~/.lathe.";
+
+/// Lathe, a terminal coding agent.
+#[derive(Debug, Parser)]
+#[command(name = "lathe", version, about, after_help = AFTER_HELP)]
+pub struct Cli {
+    /// Run headless: do the task in PROMPT and print the result (stdin is appended when piped).
+    #[arg(short = 'p', long = "print", value_name = "PROMPT")]
+    pub prompt: Option<String>,
+
+    /// Output format of headless mode.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output_format: OutputFormat,
+
+    /// Provider: anthropic, openai (Chat Completions), responses, local, or a [providers.NAME] from config.
+    #[arg(long)]
+    pub provider: Option<String>,
+
+    /// Model name (defaults to the provider's configured model).
+    #[arg(long)]
+    pub model: Option<String>,
+
+    /// Base URL of the provider's API (Anthropic: host root; OpenAI-style: including /v1).
+    #[arg(long)]
+    pub base_url: Option<String>,
+
+    /// Permission mode: default, accept-edits, plan, dont-ask, bypass.
+    #[arg(long, value_name = "MODE")]
+    pub permission_mode: Option<String>,
+
+    /// Run every tool call without asking (same as --permission-mode bypass).
+    #[arg(long, alias = "dangerously-skip-permissions")]
+    pub yolo: bool,
+
+    /// Model requests allowed for this prompt (default 50).
+    #[arg(long)]
+    pub max_turns: Option<u32>,
+
+    /// Stop when the estimated cost reaches this many US dollars.
+    #[arg(long, value_name = "USD")]
+    pub max_cost: Option<f64>,
+
+    /// Work in DIR instead of the current directory.
+    #[arg(short = 'C', long = "cd", value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+
+    /// Continue the most recent session of this directory.
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    pub continue_session: bool,
+
+    /// Resume the session with this id.
+    #[arg(short = 'r', long, value_name = "SESSION_ID")]
+    pub resume: Option<String>,
+
+    /// Path of the GGUF model file for the local provider.
+    #[arg(long, value_name = "FILE")]
+    pub model_path: Option<PathBuf>,
+
+    /// Subcommands.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Manage the local model.
+    Model {
+        /// What to do.
+        #[command(subcommand)]
+        action: ModelAction,
+    },
+}
+
+/// `lathe model …`
+#[derive(Debug, Subcommand)]
+pub enum ModelAction {
+    /// Download the pinned local model (hash-checked) into Lathe's cache; a no-op when already there.
+    Fetch {
+        /// Which model: 0.5b (default) or 1.5b.
+        #[arg(default_value = "0.5b")]
+        size: String,
+    },
+    /// Print where the local model file is expected.
+    Path {
+        /// Which model: 0.5b (default) or 1.5b.
+        #[arg(default_value = "0.5b")]
+        size: String,
+    },
+}
+
+/// How headless mode prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// The final answer on stdout; progress (tool calls, retries) on stderr.
+    Text,
+    /// One JSON object with the result and totals, at the end.
+    Json,
+    /// Newline-delimited JSON events as they happen, ending with a `result` object.
+    StreamJson,
+}

@@ -1,0 +1,206 @@
+//! Headless print mode: consumes the agent's event stream and writes it as text, one JSON result, or
+//! newline-delimited JSON events (`stream-json`).
+//!
+//! stream-json lines, one object each, in order:
+//! `{"type":"init","session_id","model","provider","tools":[…],"cwd"}` ·
+//! `{"type":"text","text"}` (one per assistant message with text) ·
+//! `{"type":"tool_call","id","name","arguments"}` ·
+//! `{"type":"tool_result","id","name","status","is_error","elapsed_ms","exit_code","output"}` ·
+//! `{"type":"retry","attempt","max_retries","delay_ms","message"}` ·
+//! `{"type":"usage","input_tokens","output_tokens","cache_read_tokens","cache_write_tokens","cost_usd"}` ·
+//! `{"type":"warning","message"}` · and last
+//! `{"type":"result","subtype":"success"|"error_…","is_error","result","session_id","turns","tool_calls",
+//! "usage":{…},"cost_usd","duration_ms","error"?}`.
+
+use std::io::Write;
+
+use lathe_protocol::{AgentEvent, RunStats, StopCause, ToolStatus};
+use serde_json::{Value, json};
+
+use crate::args::OutputFormat;
+
+/// Writes events for one format.
+pub struct Printer {
+    format: OutputFormat,
+    session_id: String,
+}
+
+impl Printer {
+    /// A printer for `format`.
+    pub fn new(format: OutputFormat, session_id: String) -> Printer {
+        Printer { format, session_id }
+    }
+
+    /// The `init` line (stream-json only).
+    pub fn init(&self, model: &str, provider: &str, tools: &[String], cwd: &str) {
+        if self.format == OutputFormat::StreamJson {
+            line(
+                &json!({"type": "init", "session_id": self.session_id, "model": model, "provider": provider,
+                         "tools": tools, "cwd": cwd}),
+            );
+        }
+    }
+
+    /// A warning: stderr in text mode, a `warning` line in stream-json.
+    pub fn warning(&self, message: &str) {
+        match self.format {
+            OutputFormat::StreamJson => line(&json!({"type": "warning", "message": message})),
+            OutputFormat::Text | OutputFormat::Json => eprintln!("lathe: warning: {message}"),
+        }
+    }
+
+    /// Prints one event as it happens.
+    pub fn event(&self, event: &AgentEvent) {
+        match self.format {
+            OutputFormat::StreamJson => self.stream_json(event),
+            OutputFormat::Text => text_progress(event),
+            OutputFormat::Json => {}
+        }
+    }
+
+    fn stream_json(&self, event: &AgentEvent) {
+        match event {
+            AgentEvent::AssistantMessage { message } => {
+                let text = message.text();
+                if !text.is_empty() {
+                    line(&json!({"type": "text", "text": text}));
+                }
+                for call in message.tool_calls() {
+                    line(
+                        &json!({"type": "tool_call", "id": call.id, "name": call.name, "arguments": call.arguments}),
+                    );
+                }
+            }
+            AgentEvent::ToolResult { result, tool, elapsed_ms } => {
+                let receipt = result.receipt.as_ref();
+                line(&json!({
+                    "type": "tool_result", "id": result.call_id, "name": tool, "status": status_name(result.status),
+                    "is_error": result.is_error, "elapsed_ms": elapsed_ms,
+                    "exit_code": receipt.and_then(|r| r.exit_code),
+                    "decision": receipt.map(|r| r.decision.clone()),
+                    "spill_path": receipt.and_then(|r| r.spill_path.clone()),
+                    "output": result.text_content(),
+                }));
+            }
+            AgentEvent::Retry(info) => line(&json!({
+                "type": "retry", "attempt": info.attempt, "max_retries": info.max_retries,
+                "delay_ms": info.delay_ms, "reason": info.error.kind(), "message": info.describe(),
+            })),
+            AgentEvent::Usage { last, stats } => line(&json!({
+                "type": "usage", "input_tokens": last.input_tokens, "output_tokens": last.output_tokens,
+                "cache_read_tokens": last.cache_read_input_tokens, "cache_write_tokens": last.cache_creation_input_tokens,
+                "total_cost_usd": stats.cost_usd,
+            })),
+            AgentEvent::Todos { items } => line(&json!({"type": "todos", "items": items})),
+            AgentEvent::Warning { message } => line(&json!({"type": "warning", "message": message})),
+            AgentEvent::SessionStarted { .. }
+            | AgentEvent::TurnStarted { .. }
+            | AgentEvent::TextDelta { .. }
+            | AgentEvent::ThinkingDelta { .. }
+            | AgentEvent::ToolCallStarted { .. }
+            | AgentEvent::PermissionRequest { .. }
+            | AgentEvent::Finished { .. } => {}
+        }
+    }
+
+    /// Prints the end of the run: the final text (text mode), the `result` object (json, stream-json).
+    pub fn finish(&self, cause: &StopCause, stats: &RunStats, final_text: &str) {
+        match self.format {
+            OutputFormat::Text => {
+                if !final_text.is_empty() {
+                    println!("{}", final_text.trim_end());
+                }
+                if !cause.is_success() {
+                    eprintln!("lathe: {}", describe(cause));
+                }
+            }
+            OutputFormat::Json | OutputFormat::StreamJson => {
+                line(&self.result(cause, stats, final_text));
+            }
+        }
+    }
+
+    fn result(&self, cause: &StopCause, stats: &RunStats, final_text: &str) -> Value {
+        let mut result = json!({
+            "type": "result",
+            "subtype": cause.subtype(),
+            "is_error": !cause.is_success(),
+            "result": final_text,
+            "session_id": self.session_id,
+            "turns": stats.turns,
+            "tool_calls": stats.tool_calls,
+            "usage": {
+                "input_tokens": stats.input_tokens, "output_tokens": stats.output_tokens,
+                "cache_read_tokens": stats.cache_read_tokens, "cache_write_tokens": stats.cache_write_tokens,
+            },
+            "cost_usd": stats.cost_usd,
+            "duration_ms": stats.duration_ms,
+        });
+        if !cause.is_success()
+            && let Value::Object(map) = &mut result
+        {
+            let error = match cause {
+                StopCause::Error { kind, message } => json!({"kind": kind, "message": message}),
+                other => json!({"kind": other.subtype(), "message": describe(other)}),
+            };
+            map.insert("error".into(), error);
+        }
+        result
+    }
+}
+
+/// A one-line description of why a run did not succeed.
+pub fn describe(cause: &StopCause) -> String {
+    match cause {
+        StopCause::Completed => "done".into(),
+        StopCause::MaxTurns { max_turns } => format!("stopped: reached --max-turns {max_turns}"),
+        StopCause::Budget { detail } => format!("stopped: {detail}"),
+        StopCause::NoProgress { detail } => format!("stopped, no progress: {detail}"),
+        StopCause::Cancelled => "cancelled".into(),
+        StopCause::Refused => "the model refused the request".into(),
+        StopCause::Error { message, .. } => format!("error: {message}"),
+    }
+}
+
+fn status_name(status: ToolStatus) -> &'static str {
+    match status {
+        ToolStatus::Completed => "completed",
+        ToolStatus::Denied => "denied",
+        ToolStatus::Failed => "failed",
+        ToolStatus::Interrupted => "interrupted",
+    }
+}
+
+fn text_progress(event: &AgentEvent) {
+    match event {
+        AgentEvent::ToolCallStarted { call } => {
+            let args = call.arguments.to_string();
+            let args: String = args.chars().take(120).collect();
+            eprintln!("● {} {args}", call.name);
+        }
+        AgentEvent::ToolResult { result, elapsed_ms, .. } => {
+            let first = result.text_content();
+            let first: String = first.lines().next().unwrap_or("").chars().take(100).collect();
+            let mark = if result.is_error { "✗" } else { "✓" };
+            eprintln!("  {mark} {} in {elapsed_ms} ms: {first}", status_name(result.status));
+        }
+        AgentEvent::Retry(info) => eprintln!("lathe: {}", info.describe()),
+        AgentEvent::Warning { message } => eprintln!("lathe: warning: {message}"),
+        AgentEvent::SessionStarted { .. }
+        | AgentEvent::TurnStarted { .. }
+        | AgentEvent::TextDelta { .. }
+        | AgentEvent::ThinkingDelta { .. }
+        | AgentEvent::AssistantMessage { .. }
+        | AgentEvent::PermissionRequest { .. }
+        | AgentEvent::Todos { .. }
+        | AgentEvent::Usage { .. }
+        | AgentEvent::Finished { .. } => {}
+    }
+}
+
+fn line(value: &Value) {
+    let mut out = std::io::stdout().lock();
+    let _ = serde_json::to_writer(&mut out, value);
+    let _ = out.write_all(b"\n");
+    let _ = out.flush();
+}
