@@ -7,8 +7,9 @@
 //!    `read x` finish at once), stdout and stderr both on the write end of ONE pipe (so their
 //!    interleaving is kept), environment = inherited + `PAGER=cat` + `ctx.env`;
 //! 3. read the pipe while waiting for bash to exit, racing the timeout and the cancel token — on
-//!    either, SIGTERM the whole group, SIGKILL it shortly after, and return
-//!    [`ToolError::TimedOut`] / [`ToolError::Cancelled`];
+//!    either, SIGTERM the whole group and SIGKILL it shortly after; a cancel returns
+//!    [`ToolError::Cancelled`], a timeout returns the output so far with exit code 124 and a
+//!    "timed out after N ms" line (so the model sees where the command hung);
 //! 4. when bash has exited, read on until EOF; if background processes keep the pipe open for
 //!    more than [`EXIT_GRACE`], stop reading and say so;
 //! 5. clean the output ([`clean_terminal`]), keep head + tail within
@@ -102,7 +103,12 @@ struct Finished {
     exit_code: i32,
     signal: Option<i32>,
     left_running: bool,
+    /// `Some(limit)` when the timeout of `limit` ms stopped the command.
+    timed_out_ms: Option<u64>,
 }
+
+/// Exit code reported for a command stopped by the timeout (as coreutils `timeout` does).
+pub const TIMEOUT_EXIT_CODE: i32 = 124;
 
 async fn run_command(
     command: &str,
@@ -153,7 +159,14 @@ async fn run_command(
             }
             _ = tokio::time::sleep_until(deadline) => {
                 stop_group(pgid, &mut child).await;
-                return Err(ToolError::TimedOut(timeout_ms));
+                guard.disarm();
+                return Ok(Finished {
+                    output,
+                    exit_code: TIMEOUT_EXIT_CODE,
+                    signal: None,
+                    left_running: false,
+                    timed_out_ms: Some(timeout_ms),
+                });
             }
             read = pipe.read(&mut chunk), if !eof => match read {
                 Ok(0) => eof = true,
@@ -177,7 +190,7 @@ async fn run_command(
     };
     let signal = status.signal();
     let exit_code = status.code().unwrap_or_else(|| 128 + signal.unwrap_or(0));
-    Ok(Finished { output, exit_code, signal, left_running: !eof })
+    Ok(Finished { output, exit_code, signal, left_running: !eof, timed_out_ms: None })
 }
 
 /// SIGKILLs the process group when dropped while armed: a call abandoned by its caller must not
@@ -268,6 +281,12 @@ fn render(command: &str, run: Finished, spill_dir: &std::path::Path) -> ToolOutp
             "[background processes still hold the output open and were left running; \
              redirect their output to a file (cmd > log 2>&1 &)]\n",
         );
+    }
+    if let Some(limit) = run.timed_out_ms {
+        text.push_str(&format!(
+            "[timed out after {limit} ms; the command and its child processes were killed. Pass a larger \
+             timeout_ms (max {MAX_TIMEOUT_MS}) or run long jobs in the background with output to a file]\n"
+        ));
     }
     match run.signal {
         Some(signal) => text.push_str(&format!("exit code: {} (killed by signal {signal})", run.exit_code)),
