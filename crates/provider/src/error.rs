@@ -92,9 +92,7 @@ pub fn parse_error_object(json: &Value) -> Option<(Option<String>, String)> {
         Some(Value::String(message)) => message.clone(),
         Some(other) if !other.is_null() => other.to_string(),
         _ => {
-            if error_type.is_none() {
-                return None;
-            }
+            error_type.as_ref()?;
             String::new()
         }
     };

@@ -79,10 +79,10 @@ fn server_delay_ms(error: &ProviderError) -> Option<u64> {
 /// an HTTP date, RFC 9110 §10.2.3) from response headers. A date in the past gives 0.
 pub fn retry_after_ms(headers: &http::HeaderMap, now: SystemTime) -> Option<u64> {
     if let Some(ms) = header_str(headers, "retry-after-ms").and_then(|value| value.trim().parse::<f64>().ok())
+        && ms.is_finite()
+        && ms >= 0.0
     {
-        if ms.is_finite() && ms >= 0.0 {
-            return Some(ms.round() as u64);
-        }
+        return Some(ms.round() as u64);
     }
     let value = header_str(headers, "retry-after")?.trim().to_string();
     if let Ok(seconds) = value.parse::<f64>() {

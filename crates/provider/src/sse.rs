@@ -137,12 +137,11 @@ impl StreamDecoder {
         if bytes.iter().all(u8::is_ascii_whitespace) && total == bytes.len() {
             return ProviderError::IncompleteStream { detail: "HTTP 200 with an empty body".into() };
         }
-        if total == bytes.len() {
-            if let Some((kind, message)) =
+        if total == bytes.len()
+            && let Some((kind, message)) =
                 serde_json::from_slice::<Value>(&bytes).ok().as_ref().and_then(parse_error_object)
-            {
-                return stream_error(kind, message);
-            }
+        {
+            return stream_error(kind, message);
         }
         ProviderError::Decode {
             detail: format!(

@@ -17,11 +17,11 @@ pub const MAX_BREAKPOINTS: usize = 4;
 pub fn place_breakpoints(body: &mut Value, request: &ModelRequest) {
     let mut budget = MAX_BREAKPOINTS;
     let marker = json!({"type": "ephemeral"});
-    if let Some(position) = request.system.iter().rposition(|block| block.cache_breakpoint) {
-        if let Some(block) = body.get_mut("system").and_then(|system| system.get_mut(position)) {
-            block["cache_control"] = marker.clone();
-            budget -= 1;
-        }
+    if let Some(position) = request.system.iter().rposition(|block| block.cache_breakpoint)
+        && let Some(block) = body.get_mut("system").and_then(|system| system.get_mut(position))
+    {
+        block["cache_control"] = marker.clone();
+        budget -= 1;
     }
     if let Some(last_tool) =
         body.get_mut("tools").and_then(Value::as_array_mut).and_then(|tools| tools.last_mut())

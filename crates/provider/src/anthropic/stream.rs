@@ -183,11 +183,11 @@ impl WireDecoder for AnthropicDecoder {
                 out.push(ModelEvent::Error { error: stream_error(kind, message) });
             }
             other => {
-                if data.get("error").is_some_and(|error| !error.is_null()) {
-                    if let Some((kind, message)) = parse_error_object(&data) {
-                        out.push(ModelEvent::Error { error: stream_error(kind, message) });
-                        return;
-                    }
+                if data.get("error").is_some_and(|error| !error.is_null())
+                    && let Some((kind, message)) = parse_error_object(&data)
+                {
+                    out.push(ModelEvent::Error { error: stream_error(kind, message) });
+                    return;
                 }
                 tracing::debug!(event_type = other, "ignoring unknown Anthropic event");
             }

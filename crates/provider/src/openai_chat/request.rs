@@ -67,6 +67,12 @@ pub(crate) fn reasoning_effort(budget_tokens: u32) -> &'static str {
     }
 }
 
+/// The text placed before an image that a tool result returned (Chat and Responses cannot carry
+/// images inside tool output, so they follow in a user message).
+pub(crate) fn image_label(call_id: &str) -> String {
+    format!("Image returned by tool call {call_id}:")
+}
+
 /// A data URL for an image.
 pub(crate) fn data_url(media_type: &str, data: &str) -> String {
     format!("data:{media_type};base64,{data}")
@@ -124,6 +130,7 @@ fn encode_messages(items: &[LedgerItem], out: &mut Vec<Value>) {
                 );
                 for content in &result.content {
                     if let Content::Image { media_type, data } = content {
+                        pending_images.push(json!({"type": "text", "text": image_label(&result.call_id)}));
                         pending_images.push(
                             json!({"type": "image_url", "image_url": {"url": data_url(media_type, data)}}),
                         );

@@ -14,7 +14,7 @@ use lathe_protocol::{Content, LedgerItem, ModelRequest, ThinkingFormat};
 use serde_json::{Map, Value, json};
 
 use crate::catalog;
-use crate::openai_chat::request::{data_url, reasoning_effort};
+use crate::openai_chat::request::{data_url, image_label, reasoning_effort};
 
 /// The request body for `POST {base}/responses`. `model` replaces an empty `request.model`.
 pub fn encode(request: &ModelRequest, model: &str) -> Value {
@@ -127,6 +127,8 @@ fn input(items: &[LedgerItem]) -> Vec<Value> {
                                 "output": result.text_content()}));
                 for content in &result.content {
                     if let Content::Image { media_type, data } = content {
+                        pending_images
+                            .push(json!({"type": "input_text", "text": image_label(&result.call_id)}));
                         pending_images
                             .push(json!({"type": "input_image", "image_url": data_url(media_type, data)}));
                     }

@@ -189,12 +189,11 @@ impl WireDecoder for ResponsesDecoder {
             }
             "response.function_call_arguments.done" => {
                 // Only used when no delta carried the arguments.
-                if let Some(Item::Call { raw, .. }) = self.items.get(&index) {
-                    if raw.is_empty() {
-                        let whole =
-                            data.get("arguments").and_then(Value::as_str).unwrap_or_default().to_string();
-                        self.arguments_delta(index, &whole, out);
-                    }
+                if let Some(Item::Call { raw, .. }) = self.items.get(&index)
+                    && raw.is_empty()
+                {
+                    let whole = data.get("arguments").and_then(Value::as_str).unwrap_or_default().to_string();
+                    self.arguments_delta(index, &whole, out);
                 }
             }
             "response.completed" | "response.incomplete" => self.terminal(&kind, &data, out),
@@ -215,11 +214,11 @@ impl WireDecoder for ResponsesDecoder {
                 out.push(ModelEvent::Error { error: stream_error(kind, message) });
             }
             other => {
-                if other.ends_with(".failed") || data.get("error").is_some_and(|error| error.is_object()) {
-                    if let Some((kind, message)) = data.get("error").and_then(parse_error_object) {
-                        out.push(ModelEvent::Error { error: stream_error(kind, message) });
-                        return;
-                    }
+                if (other.ends_with(".failed") || data.get("error").is_some_and(|error| error.is_object()))
+                    && let Some((kind, message)) = data.get("error").and_then(parse_error_object)
+                {
+                    out.push(ModelEvent::Error { error: stream_error(kind, message) });
+                    return;
                 }
                 tracing::trace!(event_type = other, "ignoring Responses event");
             }

@@ -1,0 +1,8 @@
+//! One module per concern; `support` holds the shared helpers.
+
+mod bad_input;
+mod conformance;
+mod encoding;
+mod retry;
+mod split;
+mod support;

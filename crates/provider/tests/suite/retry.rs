@@ -1,0 +1,191 @@
+//! Retries against lathe-mock's scripted failures, asserting on the requests the mock logged.
+
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use lathe_mock::{MockServer, Mode, Script};
+use lathe_protocol::{ModelEvent, ProviderError, StopReason};
+use lathe_provider::{Protocol, RetryConfig};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::support::{hello_request, provider_at};
+
+async fn scripted(script: Value) -> MockServer {
+    MockServer::start(Mode::Scripted(Script::from_json(&script.to_string()).unwrap())).await.unwrap()
+}
+
+fn fast_retries(max_retries: u32) -> RetryConfig {
+    RetryConfig {
+        max_retries,
+        initial_backoff_ms: 10,
+        max_backoff_ms: 40,
+        jitter: false,
+        ..RetryConfig::default()
+    }
+}
+
+fn retries(events: &[ModelEvent]) -> Vec<&lathe_protocol::RetryInfo> {
+    events
+        .iter()
+        .filter_map(|event| match event {
+            ModelEvent::Retry(info) => Some(info),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn rate_limit_with_retry_after_is_retried_once_after_the_delay() {
+    let server = scripted(json!({"turns": [
+        {"error": {"status": 429, "headers": {"retry-after": "2"}, "message": "slow down"}},
+        {"text": "ok"}
+    ]}))
+    .await;
+    let provider = provider_at(Protocol::Anthropic, &server.url(), RetryConfig::default());
+    let events: Vec<ModelEvent> = provider.stream(&hello_request(), CancellationToken::new()).collect().await;
+    let retry = retries(&events);
+    assert_eq!(retry.len(), 1, "{events:#?}");
+    assert_eq!(retry[0].delay_ms, 2_000);
+    assert_eq!(retry[0].describe(), "rate limited, retrying in 2 s (1/4)");
+    assert!(matches!(&retry[0].error, ProviderError::RateLimited { retry_after_ms: Some(2_000), .. }));
+    assert_eq!(events.last(), Some(&ModelEvent::Stop { reason: StopReason::EndTurn }));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!((requests[0].status, requests[1].status), (429, 200));
+    let gap_ms = requests[1].received_ms - requests[0].received_ms;
+    assert!(gap_ms >= 2_000.0, "the retry came {gap_ms} ms after the first request");
+}
+
+#[tokio::test]
+async fn persistent_overload_gives_up_after_the_configured_retries() {
+    let overloaded = json!({"error": {"status": 529, "message": "Overloaded"}});
+    let server = scripted(json!({"turns": [
+        overloaded, overloaded, overloaded, overloaded, overloaded, {"text": "too late"}
+    ]}))
+    .await;
+    let provider = provider_at(Protocol::Anthropic, &server.url(), fast_retries(4));
+    let events: Vec<ModelEvent> = provider.stream(&hello_request(), CancellationToken::new()).collect().await;
+    let attempts: Vec<u32> = retries(&events).iter().map(|info| info.attempt).collect();
+    assert_eq!(attempts, vec![1, 2, 3, 4]);
+    match events.last() {
+        Some(ModelEvent::Error { error: error @ ProviderError::Overloaded { api, .. } }) => {
+            assert_eq!(api.status, Some(529));
+            assert!(error.to_string().contains("overloaded"), "{error}");
+        }
+        other => panic!("expected the overload error, got {other:?}"),
+    }
+    assert_eq!(server.requests().len(), 5, "1 attempt + 4 retries, and no sixth request");
+}
+
+#[tokio::test]
+async fn bad_request_is_never_retried() {
+    for protocol in [Protocol::Anthropic, Protocol::OpenAiChat, Protocol::OpenAiResponses] {
+        let server = scripted(json!({"turns": [
+            {"error": {"status": 400, "message": "messages.0: bad things"}},
+            {"text": "unreachable"}
+        ]}))
+        .await;
+        let provider = provider_at(protocol, &server.url(), fast_retries(4));
+        let events: Vec<ModelEvent> =
+            provider.stream(&hello_request(), CancellationToken::new()).collect().await;
+        assert!(retries(&events).is_empty(), "{protocol:?}");
+        match events.last() {
+            Some(ModelEvent::Error { error: ProviderError::BadRequest { api } }) => {
+                assert_eq!(
+                    api.message, "messages.0: bad things",
+                    "{protocol:?}: the provider's message verbatim"
+                );
+            }
+            other => panic!("{protocol:?}: expected BadRequest, got {other:?}"),
+        }
+        assert_eq!(server.requests().len(), 1, "{protocol:?}");
+    }
+}
+
+#[tokio::test]
+async fn cancel_during_backoff_returns_promptly_and_sends_nothing_more() {
+    let server = scripted(json!({"turns": [
+        {"error": {"status": 429, "headers": {"retry-after": "30"}, "message": "slow down"}},
+        {"text": "never"}
+    ]}))
+    .await;
+    let provider = provider_at(Protocol::OpenAiChat, &server.url(), RetryConfig::default());
+    let cancel = CancellationToken::new();
+    let mut stream = provider.stream(&hello_request(), cancel.clone());
+    match stream.next().await {
+        Some(ModelEvent::Retry(info)) => assert_eq!(info.delay_ms, 30_000),
+        other => panic!("expected a retry announcement, got {other:?}"),
+    }
+    let cancelled_at = Instant::now();
+    cancel.cancel();
+    let next = tokio::time::timeout(Duration::from_secs(2), stream.next()).await.unwrap();
+    assert_eq!(next, Some(ModelEvent::Error { error: ProviderError::Cancelled }));
+    assert!(cancelled_at.elapsed() < Duration::from_secs(2));
+    assert_eq!(stream.next().await, None, "nothing after the cancellation");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(server.requests().len(), 1, "no request after the cancellation");
+}
+
+#[tokio::test]
+async fn server_errors_are_retried_for_every_protocol() {
+    for protocol in [Protocol::Anthropic, Protocol::OpenAiChat, Protocol::OpenAiResponses] {
+        let server = scripted(json!({"turns": [
+            {"error": {"status": 503, "headers": {"retry-after-ms": "20"}, "message": "unavailable"}},
+            {"text": "recovered", "text_chunks": 3}
+        ]}))
+        .await;
+        let provider = provider_at(protocol, &server.url(), fast_retries(2));
+        let events: Vec<ModelEvent> =
+            provider.stream(&hello_request(), CancellationToken::new()).collect().await;
+        assert_eq!(retries(&events).len(), 1, "{protocol:?}");
+        assert_eq!(retries(&events)[0].delay_ms, 20, "{protocol:?}: retry-after-ms honoured");
+        let text: String = events
+            .iter()
+            .filter_map(|event| match event {
+                ModelEvent::TextDelta { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(text, "recovered", "{protocol:?}");
+        assert_eq!(events.last(), Some(&ModelEvent::Stop { reason: StopReason::EndTurn }), "{protocol:?}");
+        assert_eq!(server.requests().len(), 2, "{protocol:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_failure_after_content_is_surfaced_not_replayed() {
+    let server = scripted(json!({"turns": [
+        {"text": "a long answer that is cut off", "text_chunks": 6, "drop_after_events": 4},
+        {"text": "replayed"}
+    ]}))
+    .await;
+    let provider = provider_at(Protocol::Anthropic, &server.url(), fast_retries(4));
+    let events: Vec<ModelEvent> = provider.stream(&hello_request(), CancellationToken::new()).collect().await;
+    assert!(retries(&events).is_empty());
+    assert!(events.iter().any(|event| matches!(event, ModelEvent::TextDelta { .. })), "{events:#?}");
+    assert!(
+        matches!(
+            events.last(),
+            Some(ModelEvent::Error {
+                error: ProviderError::IncompleteStream { .. } | ProviderError::Network { .. }
+            })
+        ),
+        "{events:#?}"
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn refused_connections_are_retried_then_reported() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    drop(listener);
+    let provider = provider_at(Protocol::OpenAiResponses, &url, fast_retries(2));
+    let events: Vec<ModelEvent> = provider.stream(&hello_request(), CancellationToken::new()).collect().await;
+    assert_eq!(retries(&events).len(), 2);
+    assert!(
+        matches!(events.last(), Some(ModelEvent::Error { error: ProviderError::Network { .. } })),
+        "{events:?}"
+    );
+}
