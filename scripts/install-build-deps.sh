@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what building Lathe with the embedded local model needs and a fresh Debian machine lacks:
+# cmake and libclang (llama.cpp is built by cmake; its Rust bindings are generated with libclang).
+# A no-op when they are already there.
+set -euo pipefail
+
+missing=()
+for package in cmake libclang-dev; do
+  if command -v dpkg-query >/dev/null 2>&1; then
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing+=("$package")
+  elif [ "$package" = cmake ]; then
+    command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null 2>&1 || { echo "install-build-deps: need root (or sudo) to install ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+echo "install-build-deps: installing ${missing[*]} (apt-get)" >&2
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Runs every test of Lathe (CI runs exactly this through .ci/run):
+#   1. installs the build dependencies of the local model (cmake, libclang-dev) when missing;
+#   2. builds the workspace with every feature, the local model included;
+#   3. fetches the pinned local model with Lathe's own fetcher (hash-checked; a no-op when cached);
+#   4. runs the whole test suite, then fmt and clippy.
+# The conformance and replay tests read ../shared/{cassettes,replay} beside the repository
+# (override with LATHE_CASSETTES / LATHE_REPLAY_DIR).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-build-deps.sh
+cargo test --workspace --all-features --no-run
+"${CARGO_TARGET_DIR:-target}/debug/lathe" model fetch 0.5b >/dev/null
+cargo test --workspace --all-features
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --all-features -- -D warnings
