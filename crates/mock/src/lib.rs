@@ -5,10 +5,11 @@
 //!
 //! * **Scripted** ([`Script`]): a JSON list of turns. Every model request, whatever its protocol, consumes the
 //!   next turn and gets it encoded in that protocol: streamed as SSE when the request says `"stream": true`
-//!   (one chunk per event, with optional delays, an optional mid-stream connection drop), else a plain JSON
-//!   body. A turn can also be an HTTP error with a status, extra headers and a body (default: the provider's
-//!   own error shape). A request after the last turn gets HTTP 400 "script exhausted". See [`Script`] for the
-//!   format.
+//!   (one chunk per event, with optional delays, an optional mid-stream connection drop, an optional error
+//!   event after the content), else a plain JSON body. A turn can also be an HTTP error with a status, extra
+//!   headers and a body (default: the provider's own error shape; a string body is sent verbatim, e.g. an
+//!   HTML page from a proxy). A request after the last turn gets HTTP 400 "script exhausted". See [`Script`]
+//!   for the format and [`ScriptTurn`] for every field.
 //! * **Cassette** ([`CassetteSet`]): serves recorded provider responses from a directory holding a
 //!   `manifest.json` (the shared conformance corpus): `POST /cassette/<file>/<protocol suffix>` answers with
 //!   the entry's recorded status, its recorded headers and the file's bytes verbatim.
@@ -53,8 +54,22 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # What the streams look like
+//!
+//! The encoders follow the recorded streams of `shared/cassettes/`: Anthropic `message_start`, `ping`,
+//! content blocks (thinking with `signature_delta`, text, `tool_use` with `input_json_delta`), a padded
+//! `content_block_stop`, `message_delta` with `stop_reason` and usage, `message_stop`; Chat chunks with
+//! `choices[0].delta` (`reasoning_content`, `content`, `tool_calls` by index with id and name on each call's
+//! first delta), a `finish_reason` chunk, the `choices: []` usage chunk when `stream_options.include_usage`
+//! is set, and `data: [DONE]`; Responses `response.created`, output items (reasoning with summary and
+//! `encrypted_content`, `message` with `output_text` deltas, `function_call` with argument deltas) and
+//! `response.completed` (or `response.incomplete` for `max_tokens`). Usage numbers are reported as given:
+//! Chat `prompt_tokens` = `input_tokens`, `cached_tokens` = `cache_read_input_tokens`.
+//!
 //! As a binary: `lathe-mock [--port N] [--log FILE] <scripted SCRIPT.json | cassette DIR | replay CASE.json>`
 //! prints `listening on http://127.0.0.1:PORT` as its first line and serves until killed.
+
+#![warn(missing_docs)]
 
 mod cassette;
 mod log;
