@@ -45,6 +45,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs)]
+
 use std::pin::Pin;
 use std::sync::Arc;
 
@@ -104,8 +106,8 @@ pub fn decode_bytes(protocol: Protocol, status: u16, body: &[u8]) -> Vec<ModelEv
 pub fn decode_chunks(protocol: Protocol, status: u16, chunks: &[&[u8]]) -> Vec<ModelEvent> {
     if !(200..300).contains(&status) {
         let body: Vec<u8> = chunks.concat();
-        let mut headers = ::http::HeaderMap::new();
-        headers.insert(::http::header::CONTENT_TYPE, ::http::HeaderValue::from_static("application/json"));
+        // No headers here: a non-JSON body is described as having no content-type.
+        let headers = ::http::HeaderMap::new();
         return vec![ModelEvent::Error { error: error::error_from_status(status, &headers, &body) }];
     }
     let owned: Vec<Result<bytes::Bytes, ProviderError>> =

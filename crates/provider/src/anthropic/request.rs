@@ -17,7 +17,14 @@ use super::cache::place_breakpoints;
 pub fn encode(request: &ModelRequest, model: &str) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), json!(if request.model.is_empty() { model } else { &request.model }));
-    let thinking_budget = request.thinking.map(|thinking| thinking.budget_tokens);
+    let messages = messages(&request.messages);
+    // The API's minimum budget is 1024 tokens. With thinking on, an assistant turn that is still in
+    // a tool loop must start with its thinking block; a turn produced by another protocol has none
+    // (its reasoning was dropped), so thinking is left off for such a request rather than rejected.
+    let thinking_budget = request
+        .thinking
+        .map(|thinking| thinking.budget_tokens.max(MIN_THINKING_BUDGET))
+        .filter(|_| !open_tool_turn_without_thinking(&messages));
     // Anthropic requires max_tokens > budget_tokens; keep the requested output room on top of it.
     let max_tokens = match thinking_budget {
         Some(budget) if request.max_output_tokens <= budget => {
@@ -32,7 +39,7 @@ pub fn encode(request: &ModelRequest, model: &str) -> Value {
             request.system.iter().map(|block| json!({"type": "text", "text": block.text})).collect();
         body.insert("system".into(), Value::Array(blocks));
     }
-    body.insert("messages".into(), Value::Array(messages(&request.messages)));
+    body.insert("messages".into(), Value::Array(messages));
     if !request.tools.is_empty() {
         let tools: Vec<Value> = request
             .tools
@@ -60,6 +67,23 @@ pub fn encode(request: &ModelRequest, model: &str) -> Value {
         place_breakpoints(&mut body, request);
     }
     body
+}
+
+/// Anthropic's smallest accepted `thinking.budget_tokens`.
+const MIN_THINKING_BUDGET: u32 = 1_024;
+
+/// Whether the last assistant message calls tools without starting with a thinking block (the
+/// API rejects such a turn when thinking is enabled).
+fn open_tool_turn_without_thinking(messages: &[Value]) -> bool {
+    let Some(last) = messages.iter().rev().find(|message| message["role"] == "assistant") else {
+        return false;
+    };
+    let blocks = last["content"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let calls_tools = blocks.iter().any(|block| block["type"] == "tool_use");
+    let starts_with_thinking = blocks
+        .first()
+        .is_some_and(|block| block["type"] == "thinking" || block["type"] == "redacted_thinking");
+    calls_tools && !starts_with_thinking
 }
 
 /// Ledger items → `messages`, merging consecutive same-role messages.

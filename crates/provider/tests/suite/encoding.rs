@@ -242,6 +242,13 @@ fn a_ledger_started_on_one_protocol_continues_on_another() {
     let blocks = anthropic["messages"][1]["content"].as_array().unwrap();
     assert!(blocks.iter().all(|block| block["type"] != "thinking"));
     assert_eq!(blocks[0]["type"], "text");
+    assert!(
+        anthropic.get("thinking").is_none(),
+        "a tool turn without an Anthropic thinking block cannot be continued with thinking on"
+    );
+    let native =
+        encode_request(Protocol::Anthropic, &request("claude-sonnet-4-5", ThinkingFormat::Anthropic), "");
+    assert_eq!(native["thinking"], json!({"type": "enabled", "budget_tokens": 4_096}));
 }
 
 #[test]

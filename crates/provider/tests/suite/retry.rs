@@ -189,3 +189,98 @@ async fn refused_connections_are_retried_then_reported() {
         "{events:?}"
     );
 }
+
+#[tokio::test]
+async fn no_response_before_the_first_byte_timeout_is_retried() {
+    let server = scripted(json!({"turns": [
+        {"text": "too slow", "first_byte_delay_ms": 1_500},
+        {"text": "on time"}
+    ]}))
+    .await;
+    let provider = lathe_provider::build_provider(&lathe_provider::ProviderConfig {
+        protocol: Protocol::Anthropic,
+        base_url: Some(server.url()),
+        first_byte_timeout_ms: 300,
+        retry: fast_retries(1),
+        ..lathe_provider::ProviderConfig::default()
+    })
+    .unwrap();
+    let events: Vec<ModelEvent> = provider.stream(&hello_request(), CancellationToken::new()).collect().await;
+    let retry = retries(&events);
+    assert_eq!(retry.len(), 1, "{events:#?}");
+    assert!(
+        matches!(&retry[0].error, ProviderError::Timeout { message } if message.contains("first_byte_timeout_ms"))
+    );
+    assert_eq!(events.last(), Some(&ModelEvent::Stop { reason: StopReason::EndTurn }));
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_silent_stream_after_content_times_out_without_a_retry() {
+    let server = scripted(json!({"turns": [
+        {"text": "one two three four", "text_chunks": 4, "chunk_delay_ms": 1_500},
+        {"text": "replayed"}
+    ]}))
+    .await;
+    let provider = lathe_provider::build_provider(&lathe_provider::ProviderConfig {
+        protocol: Protocol::OpenAiChat,
+        base_url: Some(format!("{}/v1", server.url())),
+        idle_timeout_ms: 300,
+        retry: fast_retries(3),
+        ..lathe_provider::ProviderConfig::default()
+    })
+    .unwrap();
+    let started = Instant::now();
+    let events: Vec<ModelEvent> = provider.stream(&hello_request(), CancellationToken::new()).collect().await;
+    assert!(retries(&events).is_empty(), "{events:#?}");
+    assert!(
+        matches!(events.last(), Some(ModelEvent::Error { error: ProviderError::Timeout { message } }) if message.contains("idle_timeout_ms")),
+        "{events:#?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(5), "the idle timeout ended the stream");
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn each_protocol_posts_to_its_endpoint_with_its_headers() {
+    for (protocol, path, key_header) in [
+        (Protocol::Anthropic, "/v1/messages", "x-api-key"),
+        (Protocol::OpenAiChat, "/v1/chat/completions", "authorization"),
+        (Protocol::OpenAiResponses, "/v1/responses", "authorization"),
+    ] {
+        let server = scripted(json!({"turns": [{"text": "a"}, {"text": "b"}]})).await;
+        let keyless = provider_at(protocol, &server.url(), fast_retries(0));
+        let _: Vec<ModelEvent> = keyless.stream(&hello_request(), CancellationToken::new()).collect().await;
+        let base = match protocol {
+            Protocol::Anthropic => server.url(),
+            Protocol::OpenAiChat | Protocol::OpenAiResponses => format!("{}/v1", server.url()),
+        };
+        let keyed = lathe_provider::build_provider(&lathe_provider::ProviderConfig {
+            protocol,
+            base_url: Some(base),
+            api_key: Some("sk-test".into()),
+            headers: [("X-Title".to_string(), "lathe".to_string())].into(),
+            ..lathe_provider::ProviderConfig::default()
+        })
+        .unwrap();
+        let _: Vec<ModelEvent> = keyed.stream(&hello_request(), CancellationToken::new()).collect().await;
+        let requests = server.requests();
+        assert_eq!(requests.len(), 2, "{protocol:?}");
+        for request in &requests {
+            assert_eq!(request.method, "POST");
+            assert!(request.path.ends_with(path), "{protocol:?}: {}", request.path);
+            assert_eq!(request.body["stream"], json!(true));
+        }
+        assert!(
+            !requests[0].headers.contains_key(key_header),
+            "{protocol:?}: no key, no auth header on loopback"
+        );
+        let sent = requests[1].headers.get(key_header).map(String::as_str);
+        let expected = if key_header == "authorization" { "Bearer sk-test" } else { "sk-test" };
+        assert_eq!(sent, Some(expected), "{protocol:?}");
+        assert_eq!(requests[1].headers.get("x-title").map(String::as_str), Some("lathe"));
+        if protocol == Protocol::Anthropic {
+            assert_eq!(requests[1].headers.get("anthropic-version").map(String::as_str), Some("2023-06-01"));
+        }
+    }
+}
