@@ -64,7 +64,8 @@ pub struct ScriptTurn {
     /// Delay before each SSE event after the first, in ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chunk_delay_ms: Option<u64>,
-    /// Abort the connection after this many SSE events (no terminating chunk).
+    /// Abort the connection after this many SSE events (no terminating chunk); a number at or past the
+    /// event count sends every event and still aborts instead of ending the body.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drop_after_events: Option<usize>,
     /// An error event after the content: Anthropic `event: error`, Chat a `{"error":…}` chunk,

@@ -298,6 +298,7 @@ async fn respond(shared: Arc<Shared>, seq: usize, outcome: Outcome) -> Response 
                 ("content-type".to_string(), "text/event-stream; charset=utf-8".to_string()),
                 ("cache-control".to_string(), "no-cache".to_string()),
             ];
+            let count = events.len();
             let stream = async_stream::stream! {
                 let _guard = guard;
                 for (i, event) in events.into_iter().enumerate() {
@@ -315,6 +316,15 @@ async fn respond(shared: Arc<Shared>, seq: usize, outcome: Outcome) -> Response 
                         sleep_ms(delivery.chunk_delay_ms).await;
                     }
                     yield Ok::<Bytes, std::io::Error>(event.to_bytes());
+                }
+                // A drop count at or past the end still breaks the connection: every event arrives but the
+                // body never terminates properly (a truncated stream).
+                if delivery.drop_after_events.is_some_and(|n| n >= count) {
+                    sleep_ms(DROP_FLUSH_MS).await;
+                    yield Err(std::io::Error::new(
+                        std::io::ErrorKind::ConnectionAborted,
+                        "lathe-mock: drop_after_events",
+                    ));
                 }
             };
             (200, headers, Body::from_stream(stream))

@@ -221,6 +221,21 @@ async fn drop_after_events_cuts_the_connection_mid_body() {
 }
 
 #[tokio::test]
+async fn drop_after_every_event_still_breaks_the_body() {
+    let server = MockServer::start(Mode::Scripted(script(json!({"turns": [
+        {"text": "complete but cut", "drop_after_events": 1000}]}))))
+    .await
+    .unwrap();
+    let resp = reqwest::Client::new()
+        .post(endpoint(&server.url(), Protocol::OpenaiChat))
+        .json(&simple_request(Protocol::OpenaiChat, true))
+        .send()
+        .await
+        .unwrap();
+    assert!(resp.text().await.is_err(), "the body must not end cleanly");
+}
+
+#[tokio::test]
 async fn delays_are_real_and_the_end_time_is_logged() {
     let server = MockServer::start(Mode::Scripted(script(json!({"turns": [
         {"text": "abcde", "text_chunks": 5, "first_byte_delay_ms": 100, "chunk_delay_ms": 30}]}))))
