@@ -1,0 +1,203 @@
+//! Renders a [`ModelRequest`] as the Qwen2.5 ChatML prompt, tools block included.
+//!
+//! This is what the Qwen2.5(-Coder) chat template (`tokenizer.chat_template` in the GGUF) renders
+//! for `messages` + `tools` with `add_generation_prompt`; llama.cpp's `apply_chat_template` cannot
+//! render tools, so Lathe renders it here, byte for byte:
+//!
+//! ```text
+//! <|im_start|>system\n{system}\n\n# Tools\n\n…<tools>\n{tool json}\n…</tools>\n\n…</tool_call><|im_end|>\n
+//! <|im_start|>user\n{text}<|im_end|>\n
+//! <|im_start|>assistant\n{text}\n<tool_call>\n{"name": …, "arguments": …}\n</tool_call><|im_end|>\n
+//! <|im_start|>user\n<tool_response>\n{result}\n</tool_response><|im_end|>\n
+//! <|im_start|>assistant\n
+//! ```
+//!
+//! Ledger mapping: user and injected messages are user turns; a compaction is a user turn
+//! carrying its summary; consecutive tool results share one user turn; meta items and reasoning are
+//! not sent; images become a `[image]` placeholder (the model reads no images). In
+//! [`AnswerMode::FinalAnswerTool`] a synthetic `final_answer` tool is advertised and a text-only
+//! assistant message is rendered as the `final_answer` call the model produced for it.
+
+use lathe_protocol::{AssistantMessage, Content, LedgerItem, ModelRequest, ToolResult, ToolSpec};
+use serde_json::{Value, json};
+
+use crate::config::AnswerMode;
+use crate::pyjson;
+
+/// Name of the synthetic answer tool of [`AnswerMode::FinalAnswerTool`].
+pub const FINAL_ANSWER_TOOL: &str = "final_answer";
+
+/// Qwen's default system prompt, used when the request has none.
+pub const DEFAULT_SYSTEM: &str = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant.";
+
+/// Start of the generation: the prompt always ends with this.
+pub const ASSISTANT_START: &str = "<|im_start|>assistant\n";
+
+const TOOLS_INTRO: &str = "\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\n\
+You are provided with function signatures within <tools></tools> XML tags:\n<tools>";
+const TOOLS_OUTRO: &str = "\n</tools>\n\nFor each function call, return a json object with function name and \
+arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": \
+<args-json-object>}\n</tool_call>";
+
+/// The tool the model can call to answer: `{"answer": string}`.
+pub fn final_answer_spec() -> ToolSpec {
+    ToolSpec {
+        name: FINAL_ANSWER_TOOL.to_string(),
+        description:
+            "Reply to the user and end your turn. Call this when the task is done, when you can answer \
+                      without another tool, or when you need to ask the user something."
+                .to_string(),
+        input_schema: json!({
+            "type": "object",
+            "properties": {"answer": {"type": "string", "description": "The complete reply shown to the user."}},
+            "required": ["answer"]
+        }),
+    }
+}
+
+/// The tools the model is offered for `request` in `mode`: the request's tools, plus
+/// `final_answer` in [`AnswerMode::FinalAnswerTool`] when there is at least one tool.
+pub fn offered_tools(request: &ModelRequest, mode: AnswerMode) -> Vec<ToolSpec> {
+    let mut tools = request.tools.clone();
+    if mode == AnswerMode::FinalAnswerTool
+        && !tools.is_empty()
+        && !tools.iter().any(|t| t.name == FINAL_ANSWER_TOOL)
+    {
+        tools.push(final_answer_spec());
+    }
+    tools
+}
+
+/// The system turn (tools block included). It depends only on the system blocks and the tools, so
+/// it is byte-stable across the requests of a session.
+pub fn render_system(request: &ModelRequest, mode: AnswerMode) -> String {
+    let system: Vec<&str> = request.system.iter().map(|block| block.text.as_str()).collect();
+    let system = if system.is_empty() { DEFAULT_SYSTEM.to_string() } else { system.join("\n\n") };
+    let tools = offered_tools(request, mode);
+    let mut out = format!("<|im_start|>system\n{system}");
+    if !tools.is_empty() {
+        out.push_str(TOOLS_INTRO);
+        for tool in &tools {
+            out.push('\n');
+            out.push_str(&pyjson::to_string(&tool_json(tool)));
+        }
+        out.push_str(TOOLS_OUTRO);
+    }
+    out.push_str("<|im_end|>\n");
+    out
+}
+
+/// The whole prompt: system turn, conversation, and the open assistant turn.
+pub fn render_prompt(request: &ModelRequest, mode: AnswerMode) -> String {
+    let answer_tool = mode == AnswerMode::FinalAnswerTool && !request.tools.is_empty();
+    let mut out = render_system(request, mode);
+    let mut in_tool_turn = false;
+    for item in &request.messages {
+        let is_result = matches!(item, LedgerItem::ToolResult(_));
+        if in_tool_turn && !is_result {
+            out.push_str("<|im_end|>\n");
+            in_tool_turn = false;
+        }
+        match item {
+            LedgerItem::User(message) => push_turn(&mut out, "user", &content_text(&message.content)),
+            LedgerItem::Compaction(compaction) => push_turn(&mut out, "user", &compaction.summary),
+            LedgerItem::Assistant(message) => push_assistant(&mut out, message, answer_tool),
+            LedgerItem::ToolResult(result) => {
+                if !in_tool_turn {
+                    out.push_str("<|im_start|>user");
+                    in_tool_turn = true;
+                }
+                out.push_str("\n<tool_response>\n");
+                out.push_str(&result_text(result));
+                out.push_str("\n</tool_response>");
+            }
+            LedgerItem::Meta(_) => {}
+        }
+    }
+    if in_tool_turn {
+        out.push_str("<|im_end|>\n");
+    }
+    out.push_str(ASSISTANT_START);
+    out
+}
+
+/// The text of one tool call as the template renders it (and as the grammar makes the model write
+/// it): `<tool_call>\n{"name": "…", "arguments": {…}}\n</tool_call>`.
+pub fn render_call(name: &str, arguments: &Value) -> String {
+    format!(
+        "<tool_call>\n{{\"name\": {}, \"arguments\": {}}}\n</tool_call>",
+        pyjson::to_string(name),
+        pyjson::to_string(arguments)
+    )
+}
+
+fn tool_json(tool: &ToolSpec) -> Value {
+    let mut parameters = tool.input_schema.clone();
+    if let Some(object) = parameters.as_object_mut() {
+        // schemars adds these; they cost prompt tokens and tell the model nothing.
+        object.shift_remove("$schema");
+        object.shift_remove("title");
+    }
+    json!({
+        "type": "function",
+        "function": {"name": tool.name, "description": tool.description, "parameters": parameters}
+    })
+}
+
+fn push_turn(out: &mut String, role: &str, text: &str) {
+    out.push_str("<|im_start|>");
+    out.push_str(role);
+    out.push('\n');
+    out.push_str(text);
+    out.push_str("<|im_end|>\n");
+}
+
+fn push_assistant(out: &mut String, message: &AssistantMessage, answer_tool: bool) {
+    let text = message.text();
+    let calls: Vec<String> =
+        message.tool_calls().map(|call| render_call(&call.name, &call.arguments)).collect();
+    if calls.is_empty() {
+        if answer_tool {
+            let call = render_call(FINAL_ANSWER_TOOL, &json!({"answer": text}));
+            push_turn(out, "assistant", &call);
+        } else {
+            push_turn(out, "assistant", &text);
+        }
+        return;
+    }
+    out.push_str("<|im_start|>assistant");
+    if !text.is_empty() {
+        out.push('\n');
+        out.push_str(&text);
+    }
+    for call in calls {
+        out.push('\n');
+        out.push_str(&call);
+    }
+    out.push_str("<|im_end|>\n");
+}
+
+fn content_text(content: &[Content]) -> String {
+    let parts: Vec<&str> = content
+        .iter()
+        .filter_map(|part| match part {
+            Content::Text { text } => Some(text.as_str()),
+            Content::Image { .. } => Some("[image]"),
+            Content::Thinking(_) | Content::ToolCall(_) => None,
+        })
+        .collect();
+    parts.join("\n")
+}
+
+fn result_text(result: &ToolResult) -> String {
+    let text = content_text(&result.content);
+    if result.is_error && !text.to_ascii_lowercase().starts_with("error") {
+        format!("Error: {text}")
+    } else {
+        text
+    }
+}
+
+#[cfg(test)]
+#[path = "chatml_tests.rs"]
+mod tests;

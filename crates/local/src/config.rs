@@ -1,0 +1,198 @@
+//! Configuration of the local provider and where model files live.
+//!
+//! [`LocalConfig`] is deserialised from the `[local]` table of Lathe's TOML config (every field
+//! has a default) and passed to [`crate::LocalProvider::new`]. [`ModelSize`] names the two pinned
+//! Qwen2.5-Coder checkpoints the fetcher knows; [`default_model_path`] is where the fetcher stores
+//! them and where the provider looks when no path is configured.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// Environment variable that overrides Lathe's cache directory (models go in `<dir>/models/`).
+pub const CACHE_DIR_ENV: &str = "LATHE_CACHE_DIR";
+
+/// One of the pinned Qwen2.5-Coder-Instruct GGUF checkpoints (Q4_K_M quantisation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub enum ModelSize {
+    /// Qwen2.5-Coder-0.5B-Instruct, 491 400 064 bytes; the default (fast, weaker tool choice).
+    #[default]
+    #[serde(rename = "0.5b")]
+    Q05B,
+    /// Qwen2.5-Coder-1.5B-Instruct, 1 117 320 768 bytes; slower, chooses tools noticeably better.
+    #[serde(rename = "1.5b")]
+    Q15B,
+}
+
+impl ModelSize {
+    /// Both sizes, smallest first.
+    pub const ALL: [ModelSize; 2] = [ModelSize::Q05B, ModelSize::Q15B];
+
+    /// The short name users type: `0.5b` or `1.5b`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ModelSize::Q05B => "0.5b",
+            ModelSize::Q15B => "1.5b",
+        }
+    }
+
+    /// The GGUF file name (the official Qwen release name).
+    pub fn file_name(self) -> &'static str {
+        match self {
+            ModelSize::Q05B => "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+            ModelSize::Q15B => "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        }
+    }
+
+    /// The model name reported in `ModelEvent::Started` and the ledger.
+    pub fn model_name(self) -> &'static str {
+        match self {
+            ModelSize::Q05B => "qwen2.5-coder-0.5b-instruct",
+            ModelSize::Q15B => "qwen2.5-coder-1.5b-instruct",
+        }
+    }
+}
+
+impl fmt::Display for ModelSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Error of [`ModelSize::from_str`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown local model size `{0}`: expected `0.5b` or `1.5b`")]
+pub struct UnknownModelSize(pub String);
+
+impl FromStr for ModelSize {
+    type Err = UnknownModelSize;
+
+    /// Accepts `0.5b`, `0.5B`, `0.5`, `1.5b`, `1.5B`, `1.5`.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "0.5b" | "0.5" | "05b" => Ok(ModelSize::Q05B),
+            "1.5b" | "1.5" | "15b" => Ok(ModelSize::Q15B),
+            _ => Err(UnknownModelSize(text.to_string())),
+        }
+    }
+}
+
+/// How the model ends a turn with an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AnswerMode {
+    /// The grammar allows either tool calls or plain text; plain text ends the turn.
+    Text,
+    /// Every turn is a forced tool call; a synthetic `final_answer` tool carries the answer, which
+    /// the provider streams as plain text and reports as `end_turn`. Small models choose tools more
+    /// reliably this way (see `shared/local-model/README.md`).
+    #[default]
+    FinalAnswerTool,
+}
+
+/// Settings of the local provider. Every field has a default, so `LocalConfig::default()` runs
+/// the 0.5B model from the cache directory with greedy decoding.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LocalConfig {
+    /// The GGUF file; `None` means [`default_model_path`] of [`LocalConfig::model_size`].
+    pub model_path: Option<PathBuf>,
+    /// Which pinned checkpoint to use when `model_path` is `None`.
+    pub model_size: ModelSize,
+    /// Context window in tokens (KV-cache size). Default 8192.
+    pub context_tokens: u32,
+    /// CPU threads for generation and prompt processing; `None` uses every available core.
+    pub threads: Option<u32>,
+    /// Sampling temperature; `0` is greedy decoding (deterministic). A request's own temperature
+    /// overrides it.
+    pub temperature: f32,
+    /// Nucleus sampling probability mass (used when `temperature > 0`); `1.0` disables it.
+    pub top_p: f32,
+    /// Seed of the random sampler (used when `temperature > 0`).
+    pub seed: u32,
+    /// Upper bound of generated tokens per response; a request's smaller limit wins.
+    pub max_output_tokens: u32,
+    /// How the model answers in text (see [`AnswerMode`]).
+    pub answer_mode: AnswerMode,
+}
+
+impl Default for LocalConfig {
+    fn default() -> Self {
+        LocalConfig {
+            model_path: None,
+            model_size: ModelSize::Q05B,
+            context_tokens: 8192,
+            threads: None,
+            temperature: 0.0,
+            top_p: 1.0,
+            seed: 0x1a7e,
+            max_output_tokens: 2048,
+            answer_mode: AnswerMode::default(),
+        }
+    }
+}
+
+impl LocalConfig {
+    /// The model file this configuration points at: `model_path`, or the default path of
+    /// `model_size`.
+    pub fn resolved_model_path(&self) -> PathBuf {
+        match &self.model_path {
+            Some(path) => path.clone(),
+            None => default_model_path(self.model_size),
+        }
+    }
+}
+
+/// Lathe's cache directory: `$LATHE_CACHE_DIR`, else the platform cache dir + `lathe`
+/// (`~/.cache/lathe` on Linux), else `.lathe-cache` in the current directory.
+pub fn cache_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os(CACHE_DIR_ENV).filter(|dir| !dir.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    match dirs::cache_dir() {
+        Some(dir) => dir.join("lathe"),
+        None => PathBuf::from(".lathe-cache"),
+    }
+}
+
+/// Directory the fetcher stores models in: `<cache_dir>/models`.
+pub fn models_dir() -> PathBuf {
+    cache_dir().join("models")
+}
+
+/// Where the model of `size` is stored: `<cache_dir>/models/<official file name>`.
+pub fn default_model_path(size: ModelSize) -> PathBuf {
+    models_dir().join(size.file_name())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn model_size_parses_user_spellings_and_rejects_others() {
+        assert_eq!("0.5b".parse::<ModelSize>(), Ok(ModelSize::Q05B));
+        assert_eq!("1.5B".parse::<ModelSize>(), Ok(ModelSize::Q15B));
+        let err = "7b".parse::<ModelSize>().unwrap_err();
+        assert!(err.to_string().contains("expected `0.5b` or `1.5b`"), "{err}");
+    }
+
+    #[test]
+    fn config_deserialises_with_defaults_and_rejects_unknown_keys() {
+        let config: LocalConfig = serde_json::from_str(r#"{"threads": 2, "model_size": "1.5b"}"#).unwrap();
+        assert_eq!(config.threads, Some(2));
+        assert_eq!(config.model_size, ModelSize::Q15B);
+        assert_eq!(config.context_tokens, 8192);
+        assert_eq!(config.temperature, 0.0);
+        assert!(serde_json::from_str::<LocalConfig>(r#"{"context": 1}"#).is_err());
+    }
+
+    #[test]
+    fn default_model_path_ends_with_the_official_file_name() {
+        let path = default_model_path(ModelSize::Q05B);
+        assert!(path.ends_with("models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"), "{}", path.display());
+    }
+}

@@ -1,0 +1,437 @@
+//! The inference thread (feature `llama`): owns the model, the llama.cpp context and its KV cache.
+//!
+//! Flow of one request ([`Engine::serve`]):
+//! 1. tokenize the whole rendered prompt;
+//! 2. fail with `ContextWindowExceeded` if it does not fit the context with room to answer;
+//! 3. build the sampler (grammar first, so a grammar that does not compile fails before any work);
+//! 4. KV reuse: keep the longest common prefix of the prompt and the tokens already in the cache
+//!    (`cached`), remove the rest from the cache, evaluate only the new tokens — the static system
+//!    turn is therefore evaluated once per session, and each turn only adds its new messages;
+//! 5. generate token by token: sample (grammar-checked), stream the text through
+//!    [`OutputParser`], evaluate the token; stop at end-of-turn, the token limit, or cancel;
+//! 6. report usage (`input_tokens` = prompt tokens, `cache_read_input_tokens` = reused tokens,
+//!    `output_tokens` = generated) and update [`LocalStats`].
+//!
+//! Sampling follows llama.cpp's `common_sampler`: pick a token without the grammar, check that one
+//! token against the grammar, and only when it is rejected apply the grammar to the whole
+//! vocabulary and pick again — the grammar costs little when the model already agrees with it.
+//! Tokens are accepted once, with `try_accept` (which reports instead of aborting).
+
+use std::num::NonZeroU32;
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock, mpsc as std_mpsc};
+use std::time::Instant;
+
+use lathe_protocol::{ApiError, ModelEvent, ProviderError, Usage};
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::LlamaModel;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
+use llama_cpp_2::token::data::LlamaTokenData;
+use llama_cpp_2::token::data_array::LlamaTokenDataArray;
+
+use crate::config::LocalConfig;
+use crate::parse::{GenerationEnd, OutputParser};
+use crate::provider::{Job, Sampling};
+use crate::stats::LocalStats;
+
+/// Tokens evaluated per `llama_decode` call while processing a prompt.
+const BATCH_TOKENS: u32 = 512;
+/// A prompt must leave at least this many tokens of the context for the answer.
+const MIN_ANSWER_TOKENS: usize = 16;
+
+/// Handle of the inference thread; dropping it ends the thread and frees the model.
+pub(crate) struct Worker {
+    jobs: std_mpsc::Sender<Job>,
+}
+
+struct Settings {
+    path: PathBuf,
+    model_name: String,
+    context_tokens: u32,
+    threads: i32,
+}
+
+impl Worker {
+    /// Starts the thread and waits until the model is loaded.
+    pub(crate) fn spawn(
+        config: &LocalConfig,
+        path: &Path,
+        model_name: String,
+        stats: Arc<Mutex<LocalStats>>,
+    ) -> Result<Worker, ProviderError> {
+        let threads = match config.threads {
+            Some(threads) => threads.max(1),
+            None => std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(4),
+        };
+        let settings = Settings {
+            path: path.to_path_buf(),
+            model_name,
+            context_tokens: config.context_tokens.max(256),
+            threads: i32::try_from(threads).unwrap_or(4),
+        };
+        let (jobs, receiver) = std_mpsc::channel::<Job>();
+        let (ready, loaded) = std_mpsc::channel::<Result<(), ProviderError>>();
+        std::thread::Builder::new()
+            .name("lathe-local-model".into())
+            .spawn(move || run(settings, receiver, ready, stats))
+            .map_err(|err| config_error(format!("cannot start the local inference thread: {err}")))?;
+        match loaded.recv() {
+            Ok(Ok(())) => Ok(Worker { jobs }),
+            Ok(Err(err)) => Err(err),
+            Err(_) => Err(config_error("the local inference thread stopped while loading the model".into())),
+        }
+    }
+
+    /// Queues a request; the thread serves requests in order.
+    pub(crate) fn submit(&self, job: Job) {
+        if let Err(std_mpsc::SendError(job)) = self.jobs.send(job) {
+            let _ = job.events.send(ModelEvent::Error {
+                error: ProviderError::IncompleteStream {
+                    detail: "the local inference thread stopped".into(),
+                },
+            });
+        }
+    }
+}
+
+fn config_error(message: String) -> ProviderError {
+    ProviderError::Config { message }
+}
+
+fn stream_error(message: String) -> ProviderError {
+    ProviderError::Stream { api: ApiError { status: None, error_type: Some("local".into()), message } }
+}
+
+/// The process-wide llama.cpp backend (it can be initialised only once).
+fn backend() -> Result<&'static LlamaBackend, ProviderError> {
+    static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+    BACKEND
+        .get_or_init(|| {
+            llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default());
+            LlamaBackend::init().map_err(|err| err.to_string())
+        })
+        .as_ref()
+        .map_err(|err| config_error(format!("cannot initialise llama.cpp: {err}")))
+}
+
+fn run(
+    settings: Settings,
+    jobs: std_mpsc::Receiver<Job>,
+    ready: std_mpsc::Sender<Result<(), ProviderError>>,
+    stats: Arc<Mutex<LocalStats>>,
+) {
+    let loaded = backend().and_then(|backend| {
+        let model = LlamaModel::load_from_file(backend, &settings.path, &LlamaModelParams::default())
+            .map_err(|err| {
+                config_error(format!("llama.cpp could not load {}: {err}", settings.path.display()))
+            })?;
+        Ok((backend, model))
+    });
+    let (backend, model) = match loaded {
+        Ok(loaded) => loaded,
+        Err(err) => {
+            let _ = ready.send(Err(err));
+            return;
+        }
+    };
+    let n_ctx = settings.context_tokens.min(model.n_ctx_train().max(256));
+    let params = LlamaContextParams::default()
+        .with_n_ctx(NonZeroU32::new(n_ctx))
+        .with_n_batch(BATCH_TOKENS)
+        .with_n_ubatch(BATCH_TOKENS)
+        .with_n_threads(settings.threads)
+        .with_n_threads_batch(settings.threads);
+    let ctx = match model.new_context(backend, params) {
+        Ok(ctx) => ctx,
+        Err(err) => {
+            let _ = ready.send(Err(config_error(format!(
+                "llama.cpp could not create a context of {n_ctx} tokens for {}: {err}",
+                settings.path.display()
+            ))));
+            return;
+        }
+    };
+    tracing::info!(model = %settings.model_name, n_ctx, threads = settings.threads, "local model loaded");
+    let mut engine =
+        Engine { model: &model, ctx, cached: Vec::new(), model_name: settings.model_name, stats };
+    let _ = ready.send(Ok(()));
+    drop(ready);
+    while let Ok(job) = jobs.recv() {
+        let events = job.events.clone();
+        if std::panic::catch_unwind(AssertUnwindSafe(|| engine.serve(job))).is_err() {
+            engine.forget_cache();
+            let _ = events
+                .send(ModelEvent::Error { error: stream_error("the local model failed (panic)".into()) });
+        }
+    }
+}
+
+struct Engine<'m> {
+    model: &'m LlamaModel,
+    ctx: LlamaContext<'m>,
+    /// The tokens whose keys and values are in the KV cache (sequence 0), in position order.
+    cached: Vec<LlamaToken>,
+    model_name: String,
+    stats: Arc<Mutex<LocalStats>>,
+}
+
+/// The samplers of one request: the grammar (if any) and the selection chain.
+struct Samplers {
+    grammar: Option<LlamaSampler>,
+    chain: LlamaSampler,
+}
+
+impl Engine<'_> {
+    fn serve(&mut self, job: Job) {
+        let _ = job.events.send(ModelEvent::Started { model: Some(self.model_name.clone()) });
+        if let Err(error) = self.generate(&job) {
+            let _ = job.events.send(ModelEvent::Error { error });
+        }
+    }
+
+    fn forget_cache(&mut self) {
+        self.ctx.clear_kv_cache();
+        self.cached.clear();
+    }
+
+    fn generate(&mut self, job: &Job) -> Result<(), ProviderError> {
+        let started = Instant::now();
+        let tokens = self.model.vocab().tokenize(job.prompt.as_bytes(), false, true);
+        if tokens.is_empty() {
+            return Err(stream_error("the rendered prompt has no tokens".into()));
+        }
+        let n_ctx = self.ctx.n_ctx() as usize;
+        if tokens.len() + MIN_ANSWER_TOKENS > n_ctx {
+            return Err(ProviderError::ContextWindowExceeded {
+                api: ApiError {
+                    status: None,
+                    error_type: Some("context_length_exceeded".into()),
+                    message: format!(
+                        "the prompt is {} tokens; the local model's context window is {n_ctx} tokens",
+                        tokens.len()
+                    ),
+                },
+            });
+        }
+        let budget = (n_ctx - tokens.len()).min(job.sampling.max_output_tokens as usize);
+        let mut samplers = self.samplers(job)?;
+
+        let mut reuse = self.cached.iter().zip(&tokens).take_while(|(a, b)| a == b).count();
+        if reuse == tokens.len() {
+            reuse -= 1; // evaluate at least one token to get fresh logits
+        }
+        self.truncate_cache(reuse)?;
+        let eval_started = Instant::now();
+        let mut logits_index = self.evaluate(&tokens[reuse..], job)?;
+        let prompt_eval_ms = eval_started.elapsed().as_secs_f64() * 1000.0;
+        tracing::debug!(prompt = tokens.len(), reused = reuse, prompt_eval_ms, "local prompt evaluated");
+
+        let mut parser = OutputParser::new(job.mode, job.grammar.is_some(), job.call_id_prefix.clone());
+        let mut pending: Vec<u8> = Vec::new();
+        let mut generated = 0usize;
+        let mut first_token_ms = 0.0;
+        let generation_started = Instant::now();
+        let end = loop {
+            if job.cancel.is_cancelled() || job.events.is_closed() {
+                return Err(ProviderError::Cancelled);
+            }
+            if generated >= budget {
+                break GenerationEnd::TokenLimit;
+            }
+            let token = self.sample(&mut samplers, logits_index)?;
+            if generated == 0 {
+                first_token_ms = started.elapsed().as_secs_f64() * 1000.0;
+            }
+            if self.model.vocab().is_eog(token) {
+                break GenerationEnd::EndOfTurn;
+            }
+            generated += 1;
+            pending.extend(self.model.vocab().token_to_piece(token, true, None));
+            let text = take_utf8(&mut pending);
+            for event in parser.push(&text) {
+                let _ = job.events.send(event);
+            }
+            logits_index = self.evaluate(&[token], job)?;
+        };
+        if !pending.is_empty() {
+            let text = String::from_utf8_lossy(&pending).into_owned();
+            for event in parser.push(&text) {
+                let _ = job.events.send(event);
+            }
+        }
+        let generation_ms = generation_started.elapsed().as_secs_f64() * 1000.0;
+        let stats =
+            self.record(tokens.len(), reuse, prompt_eval_ms, generated, generation_ms, first_token_ms);
+        tracing::info!(
+            prompt_tokens = stats.prompt_tokens,
+            reused_tokens = stats.reused_tokens,
+            prompt_tok_per_s = stats.prompt_tokens_per_second(),
+            generated_tokens = stats.generated_tokens,
+            generation_tok_per_s = stats.generation_tokens_per_second(),
+            first_token_ms,
+            "local response done"
+        );
+        let _ = job.events.send(ModelEvent::Usage(Usage {
+            input_tokens: Some(tokens.len() as u64),
+            output_tokens: Some(generated as u64),
+            cache_read_input_tokens: Some(reuse as u64),
+            cache_creation_input_tokens: None,
+        }));
+        for event in parser.finish(end) {
+            let _ = job.events.send(event);
+        }
+        Ok(())
+    }
+
+    fn record(
+        &self,
+        prompt: usize,
+        reuse: usize,
+        prompt_eval_ms: f64,
+        generated: usize,
+        generation_ms: f64,
+        first_token_ms: f64,
+    ) -> LocalStats {
+        let mut guard = match self.stats.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        *guard = LocalStats {
+            prompt_tokens: prompt as u64,
+            reused_tokens: reuse as u64,
+            prompt_eval_tokens: (prompt - reuse) as u64,
+            prompt_eval_ms,
+            generated_tokens: generated as u64,
+            generation_ms,
+            first_token_ms,
+            requests: guard.requests + 1,
+        };
+        *guard
+    }
+
+    fn samplers(&self, job: &Job) -> Result<Samplers, ProviderError> {
+        let grammar = match &job.grammar {
+            Some(text) => {
+                Some(LlamaSampler::grammar(self.model, text, crate::grammar::ROOT).map_err(|err| {
+                    config_error(format!(
+                        "the tool-call grammar does not compile ({err}); a tool schema is not supported"
+                    ))
+                })?)
+            }
+            None => None,
+        };
+        let Sampling { temperature, top_p, seed, .. } = job.sampling;
+        let chain = if temperature <= 0.0 {
+            LlamaSampler::greedy()
+        } else {
+            LlamaSampler::chain_simple([
+                LlamaSampler::top_k(40),
+                LlamaSampler::top_p(top_p, 1),
+                LlamaSampler::temp(temperature),
+                LlamaSampler::dist(seed),
+            ])
+        };
+        Ok(Samplers { grammar, chain })
+    }
+
+    /// Picks the next token from the logits at `index` and accepts it into the samplers.
+    fn sample(&self, samplers: &mut Samplers, index: i32) -> Result<LlamaToken, ProviderError> {
+        let mut candidates = self.ctx.token_data_array_ith(index);
+        candidates.apply_sampler(&mut samplers.chain);
+        let mut token =
+            candidates.selected_token().ok_or_else(|| stream_error("the sampler chose no token".into()))?;
+        if let Some(grammar) = samplers.grammar.as_mut() {
+            let mut single = LlamaTokenDataArray::new(vec![LlamaTokenData::new(token, 1.0, 0.0)], false);
+            single.apply_sampler(grammar);
+            let allowed = single.data.first().is_some_and(|data| data.logit().is_finite());
+            if !allowed {
+                let mut candidates = self.ctx.token_data_array_ith(index);
+                candidates.apply_sampler(grammar);
+                candidates.apply_sampler(&mut samplers.chain);
+                token = candidates
+                    .selected_token()
+                    .ok_or_else(|| stream_error("the grammar allows no token here".into()))?;
+            }
+            grammar
+                .try_accept(token)
+                .map_err(|err| stream_error(format!("the grammar rejected the sampled token: {err}")))?;
+        }
+        samplers.chain.accept(token);
+        Ok(token)
+    }
+
+    /// Removes cache entries from position `keep` on.
+    fn truncate_cache(&mut self, keep: usize) -> Result<(), ProviderError> {
+        if keep < self.cached.len() {
+            let position = u32::try_from(keep).map_err(|_| stream_error("position overflow".into()))?;
+            if self.ctx.clear_kv_cache_seq(Some(0), Some(position), None).is_err() {
+                self.forget_cache();
+                return Ok(());
+            }
+            self.cached.truncate(keep);
+        }
+        Ok(())
+    }
+
+    /// Evaluates `tokens` after the cached ones; returns the batch index of the last logits.
+    fn evaluate(&mut self, tokens: &[LlamaToken], job: &Job) -> Result<i32, ProviderError> {
+        let mut last = 0;
+        for chunk in tokens.chunks(BATCH_TOKENS as usize) {
+            if job.cancel.is_cancelled() {
+                return Err(ProviderError::Cancelled);
+            }
+            let mut batch = LlamaBatch::new(chunk.len(), 1);
+            let base = self.cached.len();
+            for (offset, token) in chunk.iter().enumerate() {
+                let position =
+                    i32::try_from(base + offset).map_err(|_| stream_error("position overflow".into()))?;
+                let logits = offset + 1 == chunk.len();
+                batch
+                    .add(*token, position, &[0], logits)
+                    .map_err(|err| stream_error(format!("cannot build a batch: {err}")))?;
+            }
+            let decoded = self.ctx.decode(&mut batch);
+            if decoded.is_err() {
+                // The cache may hold part of the batch: start from scratch next time.
+                self.forget_cache();
+            }
+            decoded.map_err(|err| match err {
+                llama_cpp_2::DecodeError::NoKvCacheSlot => ProviderError::ContextWindowExceeded {
+                    api: ApiError {
+                        status: None,
+                        error_type: Some("context_length_exceeded".into()),
+                        message: "the local model's KV cache is full".into(),
+                    },
+                },
+                other => stream_error(format!("llama.cpp decode failed: {other}")),
+            })?;
+            self.cached.extend_from_slice(chunk);
+            last = i32::try_from(chunk.len() - 1).unwrap_or(0);
+        }
+        Ok(last)
+    }
+}
+
+/// Takes the longest valid UTF-8 prefix of `pending` (a token can end mid-character).
+fn take_utf8(pending: &mut Vec<u8>) -> String {
+    let valid = match std::str::from_utf8(pending) {
+        Ok(text) => text.len(),
+        Err(err) => match err.error_len() {
+            Some(_) => {
+                // Invalid bytes (not just an unfinished character): emit them lossily.
+                let text = String::from_utf8_lossy(pending).into_owned();
+                pending.clear();
+                return text;
+            }
+            None => err.valid_up_to(),
+        },
+    };
+    let rest = pending.split_off(valid);
+    String::from_utf8(std::mem::replace(pending, rest)).unwrap_or_default()
+}

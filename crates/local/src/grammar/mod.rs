@@ -1,0 +1,80 @@
+//! GBNF grammars that force the model's output into parseable, schema-valid tool calls.
+//!
+//! The grammar is generated per request from the offered tools ([`crate::chatml::offered_tools`]):
+//!
+//! ```text
+//! root  ::= calls | text                      (AnswerMode::Text)
+//! root  ::= final | calls                     (AnswerMode::FinalAnswerTool)
+//! calls ::= call ("\n" call)*
+//! call  ::= "<tool_call>\n{\"name\": " ( "\"read_file\", \"arguments\": " read-file-args | … ) "}\n</tool_call>"
+//! ```
+//!
+//! The layout is exactly what the Qwen2.5 template renders for a call (Python `json.dumps`
+//! spacing, no newline inside the JSON), so a generated call re-renders byte for byte in the next
+//! prompt. Argument rules come from [`schema`]: the subset the built-in tools use (objects with
+//! required/optional properties, strings, integers, numbers, booleans, enums, arrays, `$ref`,
+//! `anyOf`, nullable types); anything else falls back to a generic JSON value. In text mode, the
+//! text may not start with `<`, `{`, `[` or a backtick, so JSON the model means as a call cannot
+//! slip out as text.
+
+mod schema;
+
+use lathe_protocol::ToolSpec;
+
+use crate::chatml::FINAL_ANSWER_TOOL;
+use crate::config::AnswerMode;
+
+pub use schema::literal;
+
+/// The name of the start rule of every generated grammar.
+pub const ROOT: &str = "root";
+
+/// Builds the grammar for `tools` (the offered tools, `final_answer` included when `mode` uses it).
+/// `None` when there are no tools: the output is free text.
+pub fn build_grammar(tools: &[ToolSpec], mode: AnswerMode) -> Option<String> {
+    if tools.is_empty() {
+        return None;
+    }
+    let mut builder = schema::Builder::default();
+    let mut call_alternatives = Vec::new();
+    let mut final_alternative = None;
+    for (index, tool) in tools.iter().enumerate() {
+        let prefix = format!("t{index}-{}", schema::rule_word(&tool.name));
+        let args = builder.schema_rule(&tool.input_schema, &tool.input_schema, &prefix, 0);
+        let head = literal(&format!("{}, \"arguments\": ", crate::pyjson::to_string(&tool.name)));
+        let alternative = format!("{head} {args}");
+        if mode == AnswerMode::FinalAnswerTool && tool.name == FINAL_ANSWER_TOOL {
+            final_alternative = Some(alternative);
+        } else {
+            call_alternatives.push(alternative);
+        }
+    }
+    let open = literal("<tool_call>\n{\"name\": ");
+    let close = literal("}\n</tool_call>");
+    let mut rules = Vec::new();
+    let mut root = Vec::new();
+    if let Some(final_call) = final_alternative {
+        rules.push(format!("final ::= {open} {final_call} {close}"));
+        root.push("final".to_string());
+    }
+    if !call_alternatives.is_empty() {
+        rules.push(format!("call ::= {open} ( {} ) {close}", call_alternatives.join(" | ")));
+        rules.push(format!("calls ::= call ( {} call )*", literal("\n")));
+        root.push("calls".to_string());
+    }
+    if mode == AnswerMode::Text || root.is_empty() {
+        rules.push("text ::= [^<{`\\[ \\t\\r\\n] .*".to_string());
+        root.push("text".to_string());
+    }
+    let mut out = format!("{ROOT} ::= {}\n", root.join(" | "));
+    for rule in rules {
+        out.push_str(&rule);
+        out.push('\n');
+    }
+    out.push_str(&builder.finish());
+    Some(out)
+}
+
+#[cfg(test)]
+#[path = "grammar_tests.rs"]
+mod tests;

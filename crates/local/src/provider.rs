@@ -1,0 +1,236 @@
+//! [`LocalProvider`]: the [`Provider`] running a GGUF model in-process.
+//!
+//! `stream` renders the request (ChatML + tools block, [`crate::chatml`]), builds the grammar
+//! ([`crate::grammar`]) and hands both to the inference thread (`engine`, feature `llama`), which
+//! owns the model, the llama.cpp context and its KV cache, and serves requests one at a time. The
+//! thread streams [`ModelEvent`]s back through a channel; the returned stream always ends with
+//! exactly one `Stop` or `Error`.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use futures::StreamExt;
+use lathe_protocol::{ModelEvent, ModelRequest, ProviderError};
+use lathe_provider::{ModelStream, Provider};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::chatml;
+use crate::config::{AnswerMode, LocalConfig};
+use crate::grammar;
+use crate::stats::LocalStats;
+
+/// Decoding settings of one request, resolved from the request and the config.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(not(feature = "llama"), allow(dead_code))]
+pub(crate) struct Sampling {
+    /// 0 = greedy.
+    pub temperature: f32,
+    pub top_p: f32,
+    pub seed: u32,
+    pub max_output_tokens: u32,
+}
+
+/// One request as the inference thread sees it.
+#[cfg_attr(not(feature = "llama"), allow(dead_code))]
+pub(crate) struct Job {
+    pub prompt: String,
+    pub grammar: Option<String>,
+    pub mode: AnswerMode,
+    pub sampling: Sampling,
+    pub call_id_prefix: String,
+    pub events: mpsc::UnboundedSender<ModelEvent>,
+    pub cancel: CancellationToken,
+}
+
+/// The local model provider (name `local`). Cheap to share behind an `Arc`; requests are served
+/// one at a time, in order, by one inference thread that keeps the KV cache between them.
+pub struct LocalProvider {
+    config: LocalConfig,
+    model_path: PathBuf,
+    model_name: String,
+    stats: Arc<Mutex<LocalStats>>,
+    requests: AtomicU64,
+    #[cfg(feature = "llama")]
+    worker: crate::engine::Worker,
+}
+
+impl std::fmt::Debug for LocalProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalProvider")
+            .field("model_path", &self.model_path)
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+impl LocalProvider {
+    /// Checks the model file and loads it on a new inference thread (about a second for the 0.5B).
+    ///
+    /// # Errors
+    /// `ProviderError::Config` when this build has no local model support (feature `llama` off),
+    /// the model file is missing, is not GGUF, has an unsupported architecture, or llama.cpp
+    /// cannot load it or create a context of `context_tokens`.
+    pub fn new(config: LocalConfig) -> Result<Self, ProviderError> {
+        let model_path = config.resolved_model_path();
+        if !crate::INFERENCE_AVAILABLE {
+            return Err(ProviderError::Config {
+                message: "this build has no local model support; build with --features local".into(),
+            });
+        }
+        crate::gguf::validate_model_file(&model_path)
+            .map_err(|err| ProviderError::Config { message: err.to_string() })?;
+        let model_name = model_path
+            .file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "local".to_string());
+        let stats = Arc::new(Mutex::new(LocalStats::default()));
+        #[cfg(feature = "llama")]
+        let worker =
+            crate::engine::Worker::spawn(&config, &model_path, model_name.clone(), Arc::clone(&stats))?;
+        Ok(LocalProvider {
+            config,
+            model_path,
+            model_name,
+            stats,
+            requests: AtomicU64::new(0),
+            #[cfg(feature = "llama")]
+            worker,
+        })
+    }
+
+    /// The configuration in use.
+    pub fn config(&self) -> &LocalConfig {
+        &self.config
+    }
+
+    /// The model file in use.
+    pub fn model_path(&self) -> &std::path::Path {
+        &self.model_path
+    }
+
+    /// The model name reported in `Started` events (the GGUF file stem).
+    pub fn model_name(&self) -> &str {
+        &self.model_name
+    }
+
+    /// Figures of the last completed request (token counts, times, speeds).
+    pub fn stats(&self) -> LocalStats {
+        match self.stats.lock() {
+            Ok(stats) => *stats,
+            Err(poisoned) => *poisoned.into_inner(),
+        }
+    }
+
+    /// Prompt tokens the last request actually evaluated (the rest came from the KV cache).
+    pub fn last_prompt_eval_tokens(&self) -> u64 {
+        self.stats().prompt_eval_tokens
+    }
+
+    /// Renders the prompt `stream` would evaluate for `request` (for inspection and tests).
+    pub fn render(&self, request: &ModelRequest) -> String {
+        chatml::render_prompt(request, self.config.answer_mode)
+    }
+
+    fn sampling(&self, request: &ModelRequest) -> Sampling {
+        let limit = match request.max_output_tokens {
+            0 => self.config.max_output_tokens,
+            requested => requested.min(self.config.max_output_tokens),
+        };
+        Sampling {
+            temperature: request.temperature.unwrap_or(self.config.temperature).max(0.0),
+            top_p: request.top_p.unwrap_or(self.config.top_p).clamp(0.0, 1.0),
+            seed: self.config.seed,
+            max_output_tokens: limit.max(1),
+        }
+    }
+}
+
+impl Provider for LocalProvider {
+    fn name(&self) -> &str {
+        "local"
+    }
+
+    fn stream(&self, request: &ModelRequest, cancel: CancellationToken) -> ModelStream {
+        let mode = self.config.answer_mode;
+        let tools = chatml::offered_tools(request, mode);
+        let request_number = self.requests.fetch_add(1, Ordering::Relaxed);
+        let (events, receiver) = mpsc::unbounded_channel();
+        let job = Job {
+            prompt: chatml::render_prompt(request, mode),
+            grammar: grammar::build_grammar(&tools, mode),
+            mode,
+            sampling: self.sampling(request),
+            call_id_prefix: format!("call_local_{request_number}_"),
+            events,
+            cancel,
+        };
+        #[cfg(feature = "llama")]
+        self.worker.submit(job);
+        #[cfg(not(feature = "llama"))]
+        {
+            let _ = job.events.send(ModelEvent::Error {
+                error: ProviderError::Config { message: "this build has no local model support".into() },
+            });
+        }
+        terminated(receiver)
+    }
+}
+
+/// The events of `receiver`, ending after the first terminal event; if the sender goes away
+/// before one, an `IncompleteStream` error ends the stream.
+fn terminated(receiver: mpsc::UnboundedReceiver<ModelEvent>) -> ModelStream {
+    futures::stream::unfold((receiver, false), |(mut receiver, done)| async move {
+        if done {
+            return None;
+        }
+        match receiver.recv().await {
+            Some(event) => {
+                let terminal = matches!(event, ModelEvent::Stop { .. } | ModelEvent::Error { .. });
+                Some((event, (receiver, terminal)))
+            }
+            None => Some((
+                ModelEvent::Error {
+                    error: ProviderError::IncompleteStream {
+                        detail: "the local inference thread stopped".into(),
+                    },
+                },
+                (receiver, true),
+            )),
+        }
+    })
+    .boxed()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[cfg(not(feature = "llama"))]
+    #[test]
+    fn new_without_the_llama_feature_says_how_to_build() {
+        let err = LocalProvider::new(LocalConfig::default()).unwrap_err();
+        assert!(matches!(err, ProviderError::Config { .. }));
+        assert!(err.to_string().contains("build with --features local"), "{err}");
+    }
+
+    #[cfg(feature = "llama")]
+    #[test]
+    fn new_reports_a_missing_model_file() {
+        let config = LocalConfig { model_path: Some("/nonexistent/m.gguf".into()), ..LocalConfig::default() };
+        let err = LocalProvider::new(config).unwrap_err();
+        assert!(err.to_string().contains("not found"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_stream_whose_sender_vanishes_ends_with_an_error() {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        sender.send(ModelEvent::TextDelta { text: "a".into() }).unwrap();
+        drop(sender);
+        let events: Vec<ModelEvent> = terminated(receiver).collect().await;
+        assert_eq!(events.len(), 2);
+        assert!(matches!(&events[1], ModelEvent::Error { error: ProviderError::IncompleteStream { .. } }));
+    }
+}
