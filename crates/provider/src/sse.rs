@@ -32,6 +32,9 @@ pub(crate) trait WireDecoder: Send {
     fn on_event(&mut self, name: &str, data: Value, out: &mut Vec<ModelEvent>);
     /// The body ended before a terminal event; emit the terminal event the protocol implies.
     fn on_eof(&mut self, out: &mut Vec<ModelEvent>);
+    /// A `data: [DONE]` sentinel arrived. It is skipped by default; a protocol whose response is
+    /// already complete may end the stream here instead of waiting for the connection to close.
+    fn on_done(&mut self, _out: &mut Vec<ModelEvent>) {}
 }
 
 /// The decoder for `protocol`.
@@ -75,7 +78,13 @@ impl StreamDecoder {
         }
         self.events += 1;
         let data = event.data.trim();
-        if data == "[DONE]" || data.is_empty() {
+        if data == "[DONE]" {
+            let start = out.len();
+            self.wire.on_done(out);
+            self.seal(start, out);
+            return;
+        }
+        if data.is_empty() {
             return;
         }
         match serde_json::from_str::<Value>(data) {

@@ -243,3 +243,14 @@ fn responses_incomplete_maps_its_reason() {
     assert_eq!(stop("max_output_tokens"), ModelEvent::Stop { reason: StopReason::MaxTokens });
     assert_eq!(stop("content_filter"), ModelEvent::Stop { reason: StopReason::Refusal });
 }
+
+#[test]
+fn chat_done_after_the_finish_ends_the_stream_and_is_skipped_before_it() {
+    let finished = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\ndata: {not json, never read\n\n";
+    let events = decode_bytes(Protocol::OpenAiChat, 200, finished.as_bytes());
+    assert_eq!(terminal(&events), &ModelEvent::Stop { reason: StopReason::EndTurn });
+    let early = "data: [DONE]\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\n";
+    let events = decode_bytes(Protocol::OpenAiChat, 200, early.as_bytes());
+    assert_eq!(text_of(&events), "ok");
+    assert_eq!(terminal(&events), &ModelEvent::Stop { reason: StopReason::EndTurn });
+}

@@ -167,6 +167,14 @@ impl WireDecoder for ChatDecoder {
         }
     }
 
+    /// After a `finish_reason`, `[DONE]` ends the response (a server that keeps the connection open
+    /// would otherwise hold the stream until the idle timeout); before it, `[DONE]` is skipped.
+    fn on_done(&mut self, out: &mut Vec<ModelEvent>) {
+        if self.finish.is_some() {
+            self.on_eof(out);
+        }
+    }
+
     fn on_eof(&mut self, out: &mut Vec<ModelEvent>) {
         match self.finish {
             Some(reason) => {
