@@ -37,23 +37,28 @@ pub fn encode(request: &ModelRequest, model: &str) -> Value {
             .collect();
         body.insert("tools".into(), Value::Array(tools));
     }
-    // OpenAI reasoning models reject `max_tokens`; compatible servers only know `max_tokens`.
-    let limit_key = if uses_max_completion_tokens(model) { "max_completion_tokens" } else { "max_tokens" };
+    // OpenAI reasoning models reject `max_tokens` and sampling parameters; compatible servers only
+    // know `max_tokens`.
+    let reasoning_model = is_openai_reasoning_model(model);
+    let limit_key = if reasoning_model { "max_completion_tokens" } else { "max_tokens" };
     body.insert(limit_key.into(), json!(request.max_output_tokens));
     if let Some(thinking) = request.thinking {
         body.insert("reasoning_effort".into(), json!(reasoning_effort(thinking.budget_tokens)));
     }
-    if let Some(temperature) = request.temperature {
-        body.insert("temperature".into(), json!(temperature));
-    }
-    if let Some(top_p) = request.top_p {
-        body.insert("top_p".into(), json!(top_p));
+    if !reasoning_model {
+        if let Some(temperature) = request.temperature {
+            body.insert("temperature".into(), json!(temperature));
+        }
+        if let Some(top_p) = request.top_p {
+            body.insert("top_p".into(), json!(top_p));
+        }
     }
     Value::Object(body)
 }
 
-/// OpenAI's reasoning models (o-series, gpt-5) take `max_completion_tokens`.
-fn uses_max_completion_tokens(model: &str) -> bool {
+/// OpenAI's reasoning models (o-series, gpt-5): they take `max_completion_tokens` and reject
+/// `temperature` / `top_p`.
+pub(crate) fn is_openai_reasoning_model(model: &str) -> bool {
     let model = model.rsplit('/').next().unwrap_or(model);
     ["o1", "o3", "o4", "gpt-5"].iter().any(|prefix| model.starts_with(prefix))
 }

@@ -14,7 +14,7 @@ use lathe_protocol::{Content, LedgerItem, ModelRequest, ThinkingFormat};
 use serde_json::{Map, Value, json};
 
 use crate::catalog;
-use crate::openai_chat::request::{data_url, image_label, reasoning_effort};
+use crate::openai_chat::request::{data_url, image_label, is_openai_reasoning_model, reasoning_effort};
 
 /// The request body for `POST {base}/responses`. `model` replaces an empty `request.model`.
 pub fn encode(request: &ModelRequest, model: &str) -> Value {
@@ -50,11 +50,14 @@ pub fn encode(request: &ModelRequest, model: &str) -> Value {
     if request.thinking.is_some() || reasoning_model {
         body.insert("include".into(), json!(["reasoning.encrypted_content"]));
     }
-    if let Some(temperature) = request.temperature {
-        body.insert("temperature".into(), json!(temperature));
-    }
-    if let Some(top_p) = request.top_p {
-        body.insert("top_p".into(), json!(top_p));
+    // OpenAI reasoning models reject sampling parameters.
+    if !is_openai_reasoning_model(model) {
+        if let Some(temperature) = request.temperature {
+            body.insert("temperature".into(), json!(temperature));
+        }
+        if let Some(top_p) = request.top_p {
+            body.insert("top_p".into(), json!(top_p));
+        }
     }
     Value::Object(body)
 }

@@ -271,3 +271,22 @@ fn the_configured_model_fills_an_empty_request_model() {
         assert_eq!(encode_request(protocol, &req, "configured")["model"], json!("configured"));
     }
 }
+
+#[test]
+fn sampling_parameters_are_left_out_for_openai_reasoning_models() {
+    let mut req = request("gpt-4o", ThinkingFormat::OpenAiChat);
+    req.thinking = None;
+    req.temperature = Some(0.2);
+    req.top_p = Some(0.9);
+    for protocol in [Protocol::OpenAiChat, Protocol::OpenAiResponses] {
+        let plain = encode_request(protocol, &req, "");
+        assert_eq!(plain["temperature"], json!(0.2f32), "{protocol:?}");
+        let mut reasoning = req.clone();
+        reasoning.model = "o4-mini".into();
+        let body = encode_request(protocol, &reasoning, "");
+        assert!(body.get("temperature").is_none() && body.get("top_p").is_none(), "{protocol:?}: {body}");
+    }
+    let mut o3 = req.clone();
+    o3.model = "openai/o3".into();
+    assert_eq!(encode_request(Protocol::OpenAiChat, &o3, "")["max_completion_tokens"], json!(8_192));
+}
