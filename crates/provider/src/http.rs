@@ -1,7 +1,7 @@
 //! The HTTP client shared by the three adapters, with retries.
 //!
 //! Flow of one [`Provider::stream`] call: encode the request (once) → POST it → on a 2xx status,
-//! stream the body through [`crate::sse::decode_stream`] and forward its events; on an error status,
+//! stream the body through `sse::decode_stream` and forward its events; on an error status,
 //! read the (small) body and type the error. A retryable failure before any content — an error
 //! status, a refused or reset connection, no response headers within `first_byte_timeout_ms` — is
 //! announced with `ModelEvent::Retry` and retried after the [`RetryConfig`] delay. Failures after

@@ -1,14 +1,14 @@
 //! From response body bytes to [`ModelEvent`]s: SSE framing (eventsource-stream), JSON parsing,
 //! and the protocol-neutral guarantees of a model stream.
 //!
-//! Flow: body chunks → [`with_final_blank_line`] (a pending event at EOF is dispatched, as the
+//! Flow: body chunks → `with_final_blank_line` (a pending event at EOF is dispatched, as the
 //! cassette corpus requires; eventsource-stream alone would drop it) → eventsource-stream framing
-//! (LF, CRLF and CR line endings, comments, multi-line data) → [`StreamDecoder`], which skips
-//! `[DONE]`, parses each event's JSON, hands it to the protocol's [`WireDecoder`], and makes sure the
+//! (LF, CRLF and CR line endings, comments, multi-line data) → `StreamDecoder`, which skips
+//! `[DONE]`, parses each event's JSON, hands it to the protocol's `WireDecoder`, and makes sure the
 //! output ends with exactly one `Stop` or `Error`: a malformed event, a transport failure, an empty
 //! or non-SSE body, or a stream that ends without its terminal event all become a typed error.
 //!
-//! The same [`decode_stream`] serves the HTTP client and the synchronous [`crate::decode_bytes`].
+//! The same `decode_stream` serves the HTTP client and the synchronous [`crate::decode_bytes`].
 
 use std::sync::{Arc, Mutex};
 
