@@ -3,10 +3,12 @@
 //! Flow of one [`Provider::stream`] call: encode the request (once) → POST it → on a 2xx status,
 //! stream the body through `sse::decode_stream` and forward its events; on an error status,
 //! read the (small) body and type the error. A retryable failure before any content — an error
-//! status, a refused or reset connection, no response headers within `first_byte_timeout_ms` — is
-//! announced with `ModelEvent::Retry` and retried after the [`RetryConfig`] delay. Failures after
-//! the body started are surfaced, never replayed. Cancellation is checked around every await: the
-//! stream then ends with `ProviderError::Cancelled` and sends nothing more.
+//! status, a refused or reset connection, no response headers within `first_byte_timeout_ms`, an
+//! in-stream overload or a dropped body before the first text, thinking or tool call — is
+//! announced with `ModelEvent::Retry` and retried after the [`RetryConfig`] delay (`Started` and
+//! `Usage` events are held back until content arrives, so the consumer never sees the abandoned
+//! attempt). Failures after content arrived are surfaced, never replayed. Cancellation is checked
+//! around every await: the stream then ends with `ProviderError::Cancelled` and sends nothing more.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -136,9 +138,13 @@ impl Provider for HttpProvider {
                     () = cancel.cancelled() => Err(ProviderError::Cancelled),
                     response = inner.send(body.clone()) => response,
                 };
-                let error = match sent {
+                // Events that precede any content (Started, Usage) are held back, so a failure
+                // before the first content can be retried without the consumer seeing it.
+                let mut held: Vec<ModelEvent> = Vec::new();
+                let (error, retryable) = match sent {
                     Ok(response) if response.status().is_success() => {
                         let mut events = Box::pin(decode_stream(inner.protocol, body_chunks(response, inner.idle_timeout)));
+                        let mut content = false;
                         loop {
                             let next = tokio::select! {
                                 biased;
@@ -146,8 +152,20 @@ impl Provider for HttpProvider {
                                 event = events.next() => event,
                             };
                             match next {
+                                Some(ModelEvent::Error { error }) if !content => {
+                                    let retryable = retryable_before_content(&error);
+                                    break (error, retryable);
+                                }
                                 Some(event) => {
                                     let terminal = matches!(event, ModelEvent::Stop { .. } | ModelEvent::Error { .. });
+                                    if !content && !terminal && !is_content(&event) {
+                                        held.push(event);
+                                        continue;
+                                    }
+                                    content = true;
+                                    for early in held.drain(..) {
+                                        yield early;
+                                    }
                                     yield event;
                                     if terminal {
                                         return;
@@ -158,15 +176,23 @@ impl Provider for HttpProvider {
                         }
                     }
                     Ok(response) => {
-                        tokio::select! {
+                        let error = tokio::select! {
                             biased;
                             () = cancel.cancelled() => ProviderError::Cancelled,
                             error = error_response(response, inner.idle_timeout) => error,
-                        }
+                        };
+                        let retryable = error.is_retryable();
+                        (error, retryable)
                     }
-                    Err(error) => error,
+                    Err(error) => {
+                        let retryable = error.is_retryable();
+                        (error, retryable)
+                    }
                 };
-                if error == ProviderError::Cancelled || !error.is_retryable() || attempt >= inner.retry.max_retries {
+                if error == ProviderError::Cancelled || !retryable || attempt >= inner.retry.max_retries {
+                    for early in held.drain(..) {
+                        yield early;
+                    }
                     yield ModelEvent::Error { error };
                     return;
                 }
@@ -209,6 +235,33 @@ impl Inner {
             }),
         }
     }
+}
+
+/// Whether an event carries response content (as opposed to `Started`, `Usage`, `Retry`, or a
+/// terminal event).
+fn is_content(event: &ModelEvent) -> bool {
+    match event {
+        ModelEvent::TextDelta { .. }
+        | ModelEvent::RefusalDelta { .. }
+        | ModelEvent::ThinkingDelta { .. }
+        | ModelEvent::ThinkingSignature { .. }
+        | ModelEvent::RedactedThinking { .. }
+        | ModelEvent::ToolCallStart { .. }
+        | ModelEvent::ToolCallDelta { .. }
+        | ModelEvent::ToolCallEnd { .. } => true,
+        ModelEvent::Started { .. }
+        | ModelEvent::Usage(_)
+        | ModelEvent::Retry(_)
+        | ModelEvent::Stop { .. }
+        | ModelEvent::Error { .. } => false,
+    }
+}
+
+/// Whether a failure of a 2xx stream that produced no content yet may be retried: the retryable
+/// errors (an in-stream overload, a reset connection, an idle timeout), and a body that ended
+/// before its first content (a dropped connection looks like that).
+fn retryable_before_content(error: &ProviderError) -> bool {
+    error.is_retryable() || matches!(error, ProviderError::IncompleteStream { .. })
 }
 
 /// A reqwest failure as a typed error, with its cause chain.

@@ -215,30 +215,29 @@ async fn no_response_before_the_first_byte_timeout_is_retried() {
     assert_eq!(server.requests().len(), 2);
 }
 
+/// The scripted stream pauses before every event, so it falls silent before any content arrives:
+/// that is retried (nothing was shown yet), and the retry is bounded like any other.
 #[tokio::test]
-async fn a_silent_stream_after_content_times_out_without_a_retry() {
-    let server = scripted(json!({"turns": [
-        {"text": "one two three four", "text_chunks": 4, "chunk_delay_ms": 1_500},
-        {"text": "replayed"}
-    ]}))
-    .await;
+async fn a_silent_stream_times_out_and_is_retried_within_the_limit() {
+    let slow = json!({"text": "one two three four", "text_chunks": 4, "chunk_delay_ms": 1_500});
+    let server = scripted(json!({"turns": [slow, slow, {"text": "not requested"}]})).await;
     let provider = lathe_provider::build_provider(&lathe_provider::ProviderConfig {
         protocol: Protocol::OpenAiChat,
         base_url: Some(format!("{}/v1", server.url())),
         idle_timeout_ms: 300,
-        retry: fast_retries(3),
+        retry: fast_retries(1),
         ..lathe_provider::ProviderConfig::default()
     })
     .unwrap();
     let started = Instant::now();
     let events: Vec<ModelEvent> = provider.stream(&hello_request(), CancellationToken::new()).collect().await;
-    assert!(retries(&events).is_empty(), "{events:#?}");
+    assert_eq!(retries(&events).len(), 1, "{events:#?}");
     assert!(
         matches!(events.last(), Some(ModelEvent::Error { error: ProviderError::Timeout { message } }) if message.contains("idle_timeout_ms")),
         "{events:#?}"
     );
-    assert!(started.elapsed() < Duration::from_secs(5), "the idle timeout ended the stream");
-    assert_eq!(server.requests().len(), 1);
+    assert!(started.elapsed() < Duration::from_secs(5), "the idle timeout ended each attempt");
+    assert_eq!(server.requests().len(), 2);
 }
 
 #[tokio::test]
@@ -282,5 +281,31 @@ async fn each_protocol_posts_to_its_endpoint_with_its_headers() {
         if protocol == Protocol::Anthropic {
             assert_eq!(requests[1].headers.get("anthropic-version").map(String::as_str), Some("2023-06-01"));
         }
+    }
+}
+
+#[tokio::test]
+async fn a_connection_dropped_before_any_content_is_retried_invisibly() {
+    for protocol in [Protocol::Anthropic, Protocol::OpenAiResponses] {
+        let server = scripted(json!({"turns": [
+            {"text": "lost", "drop_after_events": 1},
+            {"text": "second try"}
+        ]}))
+        .await;
+        let provider = provider_at(protocol, &server.url(), fast_retries(2));
+        let events: Vec<ModelEvent> =
+            provider.stream(&hello_request(), CancellationToken::new()).collect().await;
+        assert_eq!(retries(&events).len(), 1, "{protocol:?}: {events:#?}");
+        let starts = events.iter().filter(|event| matches!(event, ModelEvent::Started { .. })).count();
+        assert_eq!(starts, 1, "{protocol:?}: the abandoned attempt's start is not shown");
+        let text: String = events
+            .iter()
+            .filter_map(|event| match event {
+                ModelEvent::TextDelta { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(text, "second try", "{protocol:?}");
+        assert_eq!(server.requests().len(), 2, "{protocol:?}");
     }
 }
