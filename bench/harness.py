@@ -2,7 +2,8 @@
 """Harness benchmarks for `lathe -p` against the scripted model server (lathe-mock).
 
 Measures, over several runs of each scenario:
-  * wall time and peak RSS of the whole `lathe -p` process (from /usr/bin/time -v);
+  * wall time of the whole `lathe -p` process (including /usr/bin/time's own start) and its peak RSS
+    (from /usr/bin/time -v);
   * time from process start to the first model request arriving at the server;
   * harness time per tool call: end of a response that asked for a tool -> arrival of the next request
     (from the server's request log; includes the tool's own work, which is tiny here).
@@ -58,6 +59,11 @@ def seed(workspace):
         f.write("pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n\nfn helper() {}\n")
     with open(os.path.join(workspace, "README.md"), "w") as f:
         f.write("# bench\n\nA tiny project.\n")
+    # A real project is a git repository: Lathe reads its branch, status and log at start.
+    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b",
+           "GIT_COMMITTER_EMAIL": "b@b"}
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "seed"]):
+        subprocess.run(["git", *args], cwd=workspace, env=env, check=True)
 
 
 def run_once(turns, tmp):
@@ -73,14 +79,15 @@ def run_once(turns, tmp):
     try:
         url = mock.stdout.readline().strip().split()[-1]
         start = time.time()
+        started = time.perf_counter()
         proc = subprocess.run(
             ["/usr/bin/time", "-v", LATHE, "-p", "do the task", "--yolo", "--provider", "anthropic",
              "--base-url", url, "-C", workspace],
             env={**os.environ, "LATHE_HOME": home}, stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wall = time.perf_counter() - started
         if proc.returncode != 0:
             sys.exit(f"lathe failed ({proc.returncode}): {proc.stderr[-2000:]}")
-        wall = float(re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+(?:\.\d+)?)$", proc.stderr, re.M).group(2))
         rss_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr).group(1))
     finally:
         mock.terminate()

@@ -65,6 +65,7 @@ async fn run(cli: Cli) -> u8 {
         return EXIT_USAGE;
     }
 
+    tracing::debug!("arguments parsed");
     let prepared = match setup::prepare(&cli).await {
         Ok(prepared) => prepared,
         Err(error) => {
@@ -72,6 +73,7 @@ async fn run(cli: Cli) -> u8 {
             return EXIT_USAGE;
         }
     };
+    tracing::debug!(session = %prepared.session_id, "session ready");
     let mut agent = prepared.agent;
     let printer = Printer::new(cli.output_format, prepared.session_id.clone());
     printer.init(

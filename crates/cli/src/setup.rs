@@ -110,7 +110,9 @@ pub async fn prepare(cli: &Cli) -> Result<Prepared, SetupError> {
     let writer =
         SessionWriter::open(&sessions, &session_id).map_err(|error| SetupError::Usage(error.to_string()))?;
 
+    tracing::debug!("provider and session file ready");
     let (system, prompt_warnings) = prompt::system_blocks(&cwd, &home).await;
+    tracing::debug!("system prompt ready");
     warnings.extend(prompt_warnings);
 
     let mut ctx = ToolContext::new(cwd.clone());

@@ -281,6 +281,7 @@ impl Agent {
             thinking: None,
             prompt_caching: self.settings.prompt_caching,
         };
+        tracing::debug!(messages = request.messages.len(), "sending model request");
         let mut stream = self.provider.stream(&request, cancel.child_token());
         let mut acc = Accumulator::new(self.settings.thinking_format);
         let mut terminal = false;

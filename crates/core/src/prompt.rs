@@ -63,35 +63,44 @@ pub async fn environment_block(cwd: &Path) -> String {
         std::env::consts::OS,
         std::env::consts::ARCH,
     );
-    let (branch, status, log) = tokio::join!(
-        git(cwd, &["rev-parse", "--abbrev-ref", "HEAD"]),
-        git(cwd, &["status", "--short"]),
+    // Outside a repository, spawning git would only cost start-up time.
+    if !cwd.ancestors().any(|dir| dir.join(".git").exists()) {
+        text.push_str("Git: not a repository\n");
+        return text;
+    }
+    // `status --branch` gives the branch and the changes in one process; the log runs beside it.
+    let (status, log) = tokio::join!(
+        git(cwd, &["status", "--porcelain=v1", "--branch", "--untracked-files=normal"]),
         git(cwd, &["log", "--oneline", "-n", "5"]),
     );
-    match branch {
-        Some(branch) => {
-            text.push_str(&format!("Git branch: {}\n", branch.trim()));
-            let status = status.unwrap_or_default();
-            let lines: Vec<&str> = status.lines().collect();
-            if lines.is_empty() {
-                text.push_str("Git status: clean\n");
-            } else {
-                text.push_str("Git status:\n");
-                for line in lines.iter().take(20) {
-                    text.push_str(&format!("  {line}\n"));
-                }
-                if lines.len() > 20 {
-                    text.push_str(&format!("  … and {} more\n", lines.len() - 20));
-                }
-            }
-            if let Some(log) = log.filter(|log| !log.trim().is_empty()) {
-                text.push_str("Recent commits:\n");
-                for line in log.lines() {
-                    text.push_str(&format!("  {line}\n"));
-                }
-            }
+    let Some(status) = status else {
+        text.push_str("Git: not a repository\n");
+        return text;
+    };
+    let mut lines = status.lines();
+    let branch = lines
+        .next()
+        .and_then(|header| header.strip_prefix("## "))
+        .map(|header| header.split("...").next().unwrap_or(header).trim_start_matches("No commits yet on "))
+        .unwrap_or("(unknown)");
+    text.push_str(&format!("Git branch: {branch}\n"));
+    let changes: Vec<&str> = lines.collect();
+    if changes.is_empty() {
+        text.push_str("Git status: clean\n");
+    } else {
+        text.push_str("Git status:\n");
+        for line in changes.iter().take(20) {
+            text.push_str(&format!("  {line}\n"));
         }
-        None => text.push_str("Git: not a repository\n"),
+        if changes.len() > 20 {
+            text.push_str(&format!("  … and {} more\n", changes.len() - 20));
+        }
+    }
+    if let Some(log) = log.filter(|log| !log.trim().is_empty()) {
+        text.push_str("Recent commits:\n");
+        for line in log.lines() {
+            text.push_str(&format!("  {line}\n"));
+        }
     }
     text
 }
@@ -176,6 +185,34 @@ mod tests {
         let text = instructions(&sub, &home, &mut warnings);
         assert!(text.find("root rules").unwrap() < text.find("pkg rules").unwrap());
         assert!(!text.contains("outside the repo"));
+    }
+
+    #[tokio::test]
+    async fn environment_names_the_branch_and_the_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            let status = std::process::Command::new("git")
+                .args(args)
+                .current_dir(dir.path())
+                .env("GIT_AUTHOR_NAME", "t")
+                .env("GIT_AUTHOR_EMAIL", "t@t")
+                .env("GIT_COMMITTER_NAME", "t")
+                .env("GIT_COMMITTER_EMAIL", "t@t")
+                .status()
+                .unwrap();
+            assert!(status.success());
+        };
+        git(&["init", "-q", "-b", "trunk"]);
+        std::fs::write(dir.path().join("a.txt"), "a").unwrap();
+        git(&["add", "-A"]);
+        git(&["commit", "-qm", "first commit"]);
+        std::fs::write(dir.path().join("b.txt"), "b").unwrap();
+        let text = environment_block(dir.path()).await;
+        assert!(text.contains("Git branch: trunk\n"), "{text}");
+        assert!(text.contains("?? b.txt"), "{text}");
+        assert!(text.contains("first commit"), "{text}");
+        let outside = tempfile::tempdir().unwrap();
+        assert!(environment_block(outside.path()).await.contains("Git: not a repository"));
     }
 
     #[tokio::test]

@@ -32,6 +32,10 @@ pub struct LoggedRequest {
     pub body: serde_json::Value,
     /// Milliseconds since server start when the request arrived.
     pub received_ms: f64,
+    /// Wall-clock arrival time, milliseconds since the Unix epoch (for timing other processes
+    /// against the server, e.g. process start → first request).
+    #[serde(default)]
+    pub received_unix_ms: f64,
     /// Status of the response sent.
     pub status: u16,
     /// Milliseconds since server start when the response body ended (or the connection was dropped);
@@ -96,6 +100,9 @@ impl RequestLog {
         body: serde_json::Value,
     ) -> usize {
         let received_ms = self.now_ms();
+        let received_unix_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |since| since.as_secs_f64() * 1000.0);
         let mut entries = lock(&self.entries);
         let seq = entries.len();
         entries.push(LoggedRequest {
@@ -106,6 +113,7 @@ impl RequestLog {
             headers,
             body,
             received_ms,
+            received_unix_ms,
             status: 0,
             response_end_ms: None,
         });

@@ -165,15 +165,17 @@ impl<T: Tool> DynTool for T {
     }
 }
 
-/// A tool's schema and its compiled validator, built once per tool type.
+/// A tool's schema, built once per tool type, and its validator, compiled on the first call that
+/// needs it (advertising the tools in the first request must not wait for validator compilation).
 struct Compiled {
     schema: Value,
-    validator: Result<jsonschema::Validator, String>,
+    validator: OnceLock<Result<jsonschema::Validator, String>>,
 }
 
 impl Compiled {
     fn validate(&self, tool: &str, args: &Value) -> Result<(), ToolError> {
-        match &self.validator {
+        let validator = self.validator.get_or_init(|| compile_validator(&self.schema));
+        match validator {
             Ok(validator) => check(tool, validator, args),
             Err(e) => Err(ToolError::InvalidArguments {
                 tool: tool.to_string(),
@@ -192,8 +194,7 @@ fn compiled<T: Tool>() -> Arc<Compiled> {
         return hit;
     }
     let schema = compact_schema::<T::Args>();
-    let validator = jsonschema::validator_for(&schema).map_err(|e| e.to_string());
-    let entry = Arc::new(Compiled { schema, validator });
+    let entry = Arc::new(Compiled { schema, validator: OnceLock::new() });
     if let Ok(mut map) = cache.lock() {
         map.insert(key, entry.clone());
     }
@@ -293,11 +294,16 @@ fn strip_noise(value: &mut Value) {
 /// Checks `args` against `schema`; the error lists every violation with its JSON pointer
 /// (`/offset: "x" is not of type "integer"`, or `"path" is a required property`).
 pub fn validate_args(tool: &str, schema: &Value, args: &Value) -> Result<(), ToolError> {
-    let validator = jsonschema::validator_for(schema).map_err(|e| ToolError::InvalidArguments {
+    let validator = compile_validator(schema).map_err(|e| ToolError::InvalidArguments {
         tool: tool.to_string(),
         message: format!("the tool's own schema is invalid: {e}"),
     })?;
     check(tool, &validator, args)
+}
+
+/// Compiles a validator for a tool's argument schema (draft 2020-12).
+fn compile_validator(schema: &Value) -> Result<jsonschema::Validator, String> {
+    jsonschema::validator_for(schema).map_err(|e| e.to_string())
 }
 
 fn check(tool: &str, validator: &jsonschema::Validator, args: &Value) -> Result<(), ToolError> {
