@@ -90,6 +90,15 @@ fn two_chunk_splits_at_line_endings_and_utf8_characters_decode_like_the_whole() 
     check_two_chunk_splits(delicate_cuts);
 }
 
+/// Every stream of up to 4 KiB (most cassettes, and the synthetic Unicode streams with é, 中文 and
+/// emoji) split in two at every byte boundary; the rest at their delicate points.
+#[test]
+fn every_byte_split_of_the_small_streams_decodes_like_the_whole() {
+    check_two_chunk_splits(
+        |body| if body.len() <= 4096 { (0..=body.len()).collect() } else { delicate_cuts(body) },
+    );
+}
+
 /// Every cassette split in two at every byte boundary. The corpus holds ~150 KB, so this decodes
 /// ~1.5 GB of SSE: about 5 minutes unoptimised, seconds with `--release`. Run it with
 /// `cargo test -p lathe-provider --release --test all -- --ignored`.
