@@ -12,10 +12,8 @@ use crate::setup::SetupError;
 /// Builds the local provider from `[local]` config and `--model-path`; returns it and the model name.
 pub fn provider(layer: &ConfigLayer, cli: &Cli) -> Result<(Arc<dyn Provider>, String), SetupError> {
     let mut config = LocalConfig::default();
-    if let Some(model) = layer.model.as_deref() {
-        if let Ok(size) = model.parse::<ModelSize>() {
-            config.model_size = size;
-        }
+    if let Some(size) = layer.model.as_deref().and_then(|model| model.parse::<ModelSize>().ok()) {
+        config.model_size = size;
     }
     config.model_path = cli.model_path.clone().or_else(|| layer.local.model_path.clone());
     if let Some(tokens) = layer.local.context_tokens {
