@@ -46,32 +46,13 @@ impl Default for RetryConfig {
 impl RetryConfig {
     /// The delay before retry number `attempt` (1-based) after `error`.
     pub fn delay(&self, attempt: u32, error: &ProviderError) -> Duration {
-        if let Some(server_ms) = server_delay_ms(error) {
+        if let Some(server_ms) = error.retry_after_ms() {
             return Duration::from_millis(server_ms.min(self.max_retry_after_ms));
         }
         let exponent = attempt.saturating_sub(1).min(32);
         let backoff = self.initial_backoff_ms.saturating_mul(1u64 << exponent).min(self.max_backoff_ms);
         let jitter = if self.jitter && backoff >= 4 { rand::rng().random_range(0..=backoff / 4) } else { 0 };
         Duration::from_millis(backoff - jitter)
-    }
-}
-
-/// The server-requested delay carried by a typed error, in milliseconds.
-fn server_delay_ms(error: &ProviderError) -> Option<u64> {
-    match error {
-        ProviderError::RateLimited { retry_after_ms, .. }
-        | ProviderError::Overloaded { retry_after_ms, .. }
-        | ProviderError::Server { retry_after_ms, .. } => *retry_after_ms,
-        ProviderError::ContextWindowExceeded { .. }
-        | ProviderError::Auth { .. }
-        | ProviderError::BadRequest { .. }
-        | ProviderError::Stream { .. }
-        | ProviderError::Network { .. }
-        | ProviderError::Timeout { .. }
-        | ProviderError::Decode { .. }
-        | ProviderError::IncompleteStream { .. }
-        | ProviderError::Cancelled
-        | ProviderError::Config { .. } => None,
     }
 }
 
