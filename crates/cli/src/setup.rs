@@ -12,6 +12,7 @@ use lathe_core::session::{self, SessionWriter};
 use lathe_core::{Agent, AgentSettings, paths, prompt};
 use lathe_policy::PermissionMode;
 use lathe_protocol::{LedgerItem, Meta, ThinkingFormat};
+use lathe_provider::catalog::{self, ModelInfo, Price};
 use lathe_provider::{Protocol, Provider, ProviderConfig, RetryConfig};
 use lathe_tools::{ToolContext, ToolRegistry};
 
@@ -60,23 +61,29 @@ pub async fn prepare(cli: &Cli) -> Result<Prepared, SetupError> {
 
     let provider_name = layer.provider.clone().unwrap_or_else(|| default_provider().to_string());
     let resolved = resolve_provider(&provider_name, &layer)?;
-    let (provider, model, thinking_format, price): (Arc<dyn Provider>, String, ThinkingFormat, [f64; 4]) =
-        match resolved {
-            Resolved::Http(config) => {
-                let info = lathe_provider::catalog::lookup(&config.model);
-                let price =
-                    [info.price.input, info.price.output, info.price.cache_read, info.price.cache_write];
-                let format = config.protocol.thinking_format();
-                let model = config.model.clone();
-                let provider = lathe_provider::build_provider(&config)
-                    .map_err(|error| SetupError::Usage(format!("provider `{provider_name}`: {error}")))?;
-                (provider, model, format, price)
-            }
-            Resolved::Local => {
-                let (provider, model) = crate::local::provider(&layer, cli)?;
-                (provider, model, ThinkingFormat::Local, [0.0; 4])
-            }
-        };
+    let (provider, model, thinking_format, model_info): (
+        Arc<dyn Provider>,
+        String,
+        ThinkingFormat,
+        ModelInfo,
+    ) = match resolved {
+        Resolved::Http(config) => {
+            let mut info = catalog::lookup(&config.model);
+            // How usage is reported depends on the wire protocol, not on the model.
+            info.input_includes_cache_reads = config.protocol != Protocol::Anthropic;
+            let format = config.protocol.thinking_format();
+            let model = config.model.clone();
+            let provider = lathe_provider::build_provider(&config)
+                .map_err(|error| SetupError::Usage(format!("provider `{provider_name}`: {error}")))?;
+            (provider, model, format, info)
+        }
+        Resolved::Local => {
+            let (provider, model) = crate::local::provider(&layer, cli)?;
+            let mut info = catalog::lookup(&model);
+            info.price = Price::default();
+            (provider, model, ThinkingFormat::Local, info)
+        }
+    };
 
     let mode = layer.permission_mode.unwrap_or_default();
     let settings = AgentSettings {
@@ -87,7 +94,7 @@ pub async fn prepare(cli: &Cli) -> Result<Prepared, SetupError> {
         permission_mode: mode,
         temperature: None,
         prompt_caching: true,
-        price_per_mtok: price,
+        model_info,
         thinking_format,
     };
 

@@ -6,16 +6,18 @@
 //! cost budget, or no progress (the same call failing the same way 3 times in a row). Whatever the
 //! exit, every tool call in the ledger has its result.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
 
 use futures::StreamExt;
 use lathe_policy::PermissionMode;
 use lathe_protocol::{
-    Accumulator, AgentEvent, AssistantMessage, LedgerItem, ModelEvent, ModelRequest, ProviderError, RunStats,
-    StopCause, StopReason, SystemBlock, ThinkingFormat, Usage, UserMessage,
+    Accumulator, AgentEvent, AssistantMessage, Content, LedgerItem, ModelEvent, ModelRequest, ProviderError,
+    RunStats, StopCause, StopReason, SystemBlock, ThinkingFormat, Usage, UserMessage,
 };
 use lathe_provider::Provider;
+use lathe_provider::catalog::{ModelInfo, estimate_cost};
 use lathe_tools::{ToolContext, ToolRegistry};
 use tokio::sync::{Mutex, mpsc};
 use tokio_util::sync::CancellationToken;
@@ -48,8 +50,9 @@ pub struct AgentSettings {
     pub temperature: Option<f32>,
     /// Ask the provider to place prompt-cache breakpoints.
     pub prompt_caching: bool,
-    /// Price per million tokens, for the cost estimate: (input, output, cache read, cache write).
-    pub price_per_mtok: [f64; 4],
+    /// What the catalog knows about the model: prices for the cost estimate, and whether the
+    /// provider's input count includes cache reads (OpenAI-style usage) or not (Anthropic).
+    pub model_info: ModelInfo,
     /// Which format reasoning from this provider is tagged with.
     pub thinking_format: ThinkingFormat,
 }
@@ -65,6 +68,9 @@ pub struct Agent {
     settings: AgentSettings,
     approver: Option<Arc<dyn Approver>>,
     stats: RunStats,
+    /// Every tool-call id in the ledger, so a repeated or empty id from the model can be replaced
+    /// before it breaks pairing (providers reject duplicate ids).
+    call_ids: HashSet<String>,
 }
 
 /// A run ended on something only the user can fix (the session file cannot be written).
@@ -86,7 +92,19 @@ impl Agent {
         session: Option<SessionWriter>,
         settings: AgentSettings,
     ) -> Agent {
+        let call_ids = ledger
+            .iter()
+            .filter_map(|item| match item {
+                LedgerItem::Assistant(message) => Some(message.tool_calls().map(|call| call.id.clone())),
+                LedgerItem::User(_)
+                | LedgerItem::ToolResult(_)
+                | LedgerItem::Compaction(_)
+                | LedgerItem::Meta(_) => None,
+            })
+            .flatten()
+            .collect();
         Agent {
+            call_ids,
             provider,
             tools,
             ctx,
@@ -197,10 +215,20 @@ impl Agent {
 
             let (message, error) = self.request(events, cancel).await;
             let cancelled = matches!(error, Some(ProviderError::Cancelled));
-            if let Some(message) = message {
+            if let Some(mut message) = message {
+                if error.is_some() {
+                    // Reasoning cut off mid-stream has no (or a partial) signature; providers
+                    // reject it when it is sent back, so a partial message keeps only text and calls.
+                    message.content.retain(|content| !matches!(content, Content::Thinking(_)));
+                }
+                self.unique_call_ids(&mut message);
                 self.record_usage(&message.usage, events);
-                let _ = events.send(AgentEvent::AssistantMessage { message: message.clone() });
-                self.append(LedgerItem::Assistant(message))?;
+                // Providers reject an assistant message without content; a response that failed
+                // before anything usable arrived leaves no trace in the ledger.
+                if !message.content.is_empty() {
+                    let _ = events.send(AgentEvent::AssistantMessage { message: message.clone() });
+                    self.append(LedgerItem::Assistant(message))?;
+                }
             }
             if cancelled || cancel.is_cancelled() {
                 return Ok(StopCause::Cancelled);
@@ -334,17 +362,12 @@ impl Agent {
     }
 
     fn record_usage(&mut self, usage: &Usage, events: &mpsc::UnboundedSender<AgentEvent>) {
-        let [input, output, cache_read, cache_write] = self.settings.price_per_mtok;
         let tokens = |value: Option<u64>| value.unwrap_or(0);
         self.stats.input_tokens += tokens(usage.input_tokens);
         self.stats.output_tokens += tokens(usage.output_tokens);
         self.stats.cache_read_tokens += tokens(usage.cache_read_input_tokens);
         self.stats.cache_write_tokens += tokens(usage.cache_creation_input_tokens);
-        self.stats.cost_usd += (tokens(usage.input_tokens) as f64 * input
-            + tokens(usage.output_tokens) as f64 * output
-            + tokens(usage.cache_read_input_tokens) as f64 * cache_read
-            + tokens(usage.cache_creation_input_tokens) as f64 * cache_write)
-            / 1_000_000.0;
+        self.stats.cost_usd += estimate_cost(&self.settings.model_info, usage);
         let _ = events.send(AgentEvent::Usage { last: *usage, stats: self.stats });
     }
 
@@ -357,17 +380,54 @@ impl Agent {
         Ok(())
     }
 
-    fn last_assistant_text(&self) -> String {
-        self.ledger
-            .iter()
-            .rev()
-            .find_map(|item| match item {
-                LedgerItem::Assistant(message) => Some(message.text()),
-                LedgerItem::User(_)
-                | LedgerItem::ToolResult(_)
-                | LedgerItem::Compaction(_)
-                | LedgerItem::Meta(_) => None,
-            })
-            .unwrap_or_default()
+    /// Gives every tool call of `message` an id not used before in this session (an empty or
+    /// repeated id from the model is replaced by `<id>_<n>`), and records the ids.
+    fn unique_call_ids(&mut self, message: &mut AssistantMessage) {
+        for content in &mut message.content {
+            let Content::ToolCall(call) = content else { continue };
+            if call.id.is_empty() || self.call_ids.contains(&call.id) {
+                let base = if call.id.is_empty() { "call".to_string() } else { call.id.clone() };
+                let mut n = self.call_ids.len() + 1;
+                while self.call_ids.contains(&format!("{base}_{n}")) {
+                    n += 1;
+                }
+                call.id = format!("{base}_{n}");
+            }
+            self.call_ids.insert(call.id.clone());
+        }
     }
+
+    /// The final answer: the last assistant message's text, preceded by the parts of it that were
+    /// cut by the output-token limit and continued.
+    fn last_assistant_text(&self) -> String {
+        let mut parts = Vec::new();
+        let mut items = self.ledger.iter().rev().peekable();
+        while let Some(item) = items.next() {
+            match item {
+                LedgerItem::Assistant(message) => {
+                    parts.push(message.text());
+                    // Keep walking back only across a continuation request.
+                    match items.peek() {
+                        Some(LedgerItem::User(user)) if is_continuation(user) => {
+                            items.next();
+                        }
+                        _ => break,
+                    }
+                }
+                LedgerItem::User(_) => break,
+                LedgerItem::ToolResult(_) | LedgerItem::Compaction(_) | LedgerItem::Meta(_) => {
+                    if !parts.is_empty() {
+                        break;
+                    }
+                }
+            }
+        }
+        parts.reverse();
+        parts.concat()
+    }
+}
+
+fn is_continuation(message: &UserMessage) -> bool {
+    message.origin == lathe_protocol::UserOrigin::Injected
+        && matches!(message.content.as_slice(), [Content::Text { text }] if text == CONTINUE_TEXT)
 }

@@ -33,7 +33,7 @@ fn settings(mode: PermissionMode, max_turns: u32) -> AgentSettings {
         permission_mode: mode,
         temperature: None,
         prompt_caching: false,
-        price_per_mtok: [3.0, 15.0, 0.3, 3.75],
+        model_info: lathe_provider::catalog::lookup("claude-sonnet-4-5"),
         thinking_format: ThinkingFormat::Anthropic,
     }
 }
@@ -260,6 +260,87 @@ async fn a_text_answer_cut_by_max_tokens_is_continued() {
         run.requests[1].body["messages"].as_array().and_then(|m| m.last().cloned()).expect("message");
     assert_eq!(last_message["role"], "user");
     assert!(last_message.to_string().contains("cut off"), "{last_message}");
+    assert_eq!(final_text(&run.events), "Part one and part two.");
+}
+
+fn final_text(events: &[AgentEvent]) -> String {
+    events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::Finished { final_text, .. } => Some(final_text.clone()),
+            _ => None,
+        })
+        .expect("finished event")
+}
+
+#[tokio::test]
+async fn repeated_call_ids_from_the_model_are_made_unique() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let run = run_script(
+        json!([
+            {"tool_calls": [call("same", "list_dir", json!({"path": "."})), call("same", "glob", json!({"pattern": "*"}))]},
+            {"tool_calls": [call("same", "list_dir", json!({"path": "."}))]},
+            {"text": "done"}
+        ]),
+        dir.path(),
+        settings(PermissionMode::Default, 50),
+    )
+    .await;
+    assert_eq!(run.cause, StopCause::Completed);
+    assert_paired(&run.ledger);
+    let ids: Vec<String> = results(&run.ledger).iter().map(|r| r.call_id.clone()).collect();
+    assert_eq!(ids.len(), 3);
+    let unique: std::collections::HashSet<&String> = ids.iter().collect();
+    assert_eq!(unique.len(), 3, "{ids:?}");
+    let sent: Vec<Value> =
+        tool_results_sent(&run.requests[2]).iter().map(|r| r["tool_use_id"].clone()).collect();
+    assert_eq!(sent.len(), 3);
+}
+
+#[tokio::test]
+async fn cost_counts_cached_input_once_for_openai_style_usage() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let mut settings = settings(PermissionMode::Default, 50);
+    settings.model_info = lathe_provider::catalog::lookup("gpt-4.1");
+    settings.model_info.input_includes_cache_reads = true;
+    let (input, cached) = (settings.model_info.price.input, settings.model_info.price.cache_read);
+    let run = run_script(
+        json!([{"text": "hi", "usage": {"input_tokens": 100000, "output_tokens": 0, "cache_read_input_tokens": 90000}}]),
+        dir.path(),
+        settings,
+    )
+    .await;
+    let cost = run
+        .events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::Finished { stats, .. } => Some(stats.cost_usd),
+            _ => None,
+        })
+        .expect("finished");
+    let expected = (10_000.0 * input + 90_000.0 * cached) / 1_000_000.0;
+    assert!((cost - expected).abs() < 1e-9, "cost {cost} expected {expected}");
+}
+
+#[tokio::test]
+async fn reasoning_of_a_cut_off_response_is_not_kept() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let run = run_script(
+        json!([{"thinking": {"text": "let me think about this", "signature": "SIG", "chunks": 4}, "text": "partial answer",
+                "drop_after_events": 6}]),
+        dir.path(),
+        settings(PermissionMode::Default, 50),
+    )
+    .await;
+    assert!(matches!(run.cause, StopCause::Error { .. }), "{:?}", run.cause);
+    for item in &run.ledger {
+        if let LedgerItem::Assistant(message) = item {
+            assert!(
+                !message.content.iter().any(|c| matches!(c, lathe_protocol::Content::Thinking(_))),
+                "{message:?}"
+            );
+        }
+    }
 }
 
 #[tokio::test]
