@@ -11,6 +11,9 @@ mod setup;
 
 use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::Duration;
 
 use clap::Parser;
 use lathe_protocol::{AgentEvent, StopCause, UserMessage};
@@ -30,7 +33,38 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_FAILED);
         }
     };
-    ExitCode::from(runtime.block_on(run(cli)))
+    let code = runtime.block_on(run(cli));
+    // A tool thread blocked in a system call (a FIFO nobody writes to) must not keep the process
+    // alive after the run has ended and its result is printed.
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    ExitCode::from(code)
+}
+
+/// Cancels the run on SIGINT (Ctrl+C), SIGTERM or SIGHUP — the loop then kills running commands
+/// and records interrupted results — and exits at once on a second signal. Returns the exit status
+/// a signal asks for (130, 143 or 129), 0 until one arrives.
+fn watch_signals(cancel: CancellationToken) -> Arc<AtomicU8> {
+    let status = Arc::new(AtomicU8::new(0));
+    let seen = status.clone();
+    tokio::spawn(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut term), Ok(mut hup)) = (signal(SignalKind::terminate()), signal(SignalKind::hangup()))
+        else {
+            return;
+        };
+        loop {
+            let code = tokio::select! {
+                result = tokio::signal::ctrl_c() => if result.is_ok() { EXIT_CANCELLED } else { return },
+                _ = term.recv() => 143,
+                _ = hup.recv() => 129,
+            };
+            if seen.swap(code, Ordering::SeqCst) != 0 {
+                std::process::exit(i32::from(code));
+            }
+            cancel.cancel();
+        }
+    });
+    status
 }
 
 /// Diagnostics go to a log file only when `LATHE_LOG` names one (never to the user's terminal).
@@ -87,12 +121,7 @@ async fn run(cli: Cli) -> u8 {
     }
 
     let cancel = CancellationToken::new();
-    let on_signal = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            on_signal.cancel();
-        }
-    });
+    let signalled = watch_signals(cancel.clone());
 
     let (events, mut receiver) = mpsc::unbounded_channel::<AgentEvent>();
     let printing = tokio::spawn(async move {
@@ -121,7 +150,10 @@ async fn run(cli: Cli) -> u8 {
             if let Some((cause, stats, final_text)) = &finished {
                 printer.finish(cause, stats, final_text);
             }
-            exit_code(&cause)
+            match (exit_code(&cause), signalled.load(Ordering::SeqCst)) {
+                (EXIT_CANCELLED, signal) if signal != 0 => signal,
+                (code, _) => code,
+            }
         }
     }
 }

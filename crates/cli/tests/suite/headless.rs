@@ -260,3 +260,99 @@ async fn continue_resumes_the_latest_session_of_the_directory() {
         "{messages}"
     );
 }
+
+fn wait_with_deadline(
+    child: &mut std::process::Child,
+    limit: std::time::Duration,
+) -> Option<std::process::ExitStatus> {
+    let deadline = std::time::Instant::now() + limit;
+    while std::time::Instant::now() < deadline {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            return Some(status);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    None
+}
+
+fn signal(pid: u32, name: &str) {
+    let status = Command::new("kill").arg(format!("-{name}")).arg(pid.to_string()).status().expect("kill");
+    assert!(status.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_during_a_read_that_never_returns_still_exits_promptly() {
+    let env = env();
+    let fifo = env.workspace.join("pipe");
+    assert!(Command::new("mkfifo").arg(&fifo).status().expect("mkfifo").success());
+    let server = scripted(json!([
+        {"tool_calls": [{"id": "c1", "name": "read_file", "arguments": {"path": "pipe"}}]},
+        {"text": "never"}
+    ]))
+    .await;
+    let mut command = lathe(
+        &env,
+        &[
+            "-p",
+            "read the pipe",
+            "--provider",
+            "anthropic",
+            "--base-url",
+            &server.url(),
+            "--output-format",
+            "stream-json",
+        ],
+    );
+    command.stdout(Stdio::piped());
+    let mut child = command.spawn().expect("spawn");
+    while server.requests().is_empty() {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    signal(child.id(), "INT");
+    let status =
+        tokio::task::block_in_place(|| wait_with_deadline(&mut child, std::time::Duration::from_secs(5)));
+    assert_eq!(status.and_then(|s| s.code()), Some(130), "lathe did not exit within 5 s of SIGINT");
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(child.stdout.as_mut().expect("stdout"), &mut stdout).expect("read");
+    let last: Value = serde_json::from_str(stdout.lines().last().expect("result line")).expect("json");
+    assert_eq!(last["subtype"], "error_cancelled");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_kills_the_running_command_and_records_the_interruption() {
+    let env = env();
+    let pid_file = env.workspace.join("child.pid");
+    let server = scripted(json!([
+        {"tool_calls": [{"id": "c1", "name": "shell",
+                          "arguments": {"command": format!("sleep 47 & echo $! > {}; wait", pid_file.display())}}]},
+        {"text": "never"}
+    ]))
+    .await;
+    let mut child =
+        lathe(&env, &["-p", "run it", "--yolo", "--provider", "anthropic", "--base-url", &server.url()])
+            .spawn()
+            .expect("spawn");
+    for _ in 0..250 {
+        if pid_file.exists() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    signal(child.id(), "TERM");
+    let status =
+        tokio::task::block_in_place(|| wait_with_deadline(&mut child, std::time::Duration::from_secs(5)));
+    assert_eq!(status.and_then(|s| s.code()), Some(143));
+    let pid = std::fs::read_to_string(&pid_file).expect("pid").trim().to_string();
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    assert!(stat.is_empty() || stat.split_whitespace().nth(2) == Some("Z"), "sleep {pid} survived: {stat}");
+    let sessions = env.home.join("sessions");
+    let dir =
+        std::fs::read_dir(&sessions).expect("sessions").next().expect("project dir").expect("entry").path();
+    let file = std::fs::read_dir(&dir).expect("dir").next().expect("session file").expect("entry").path();
+    let text = std::fs::read_to_string(file).expect("session");
+    assert!(text.contains("\"status\":\"interrupted\""), "{text}");
+}
