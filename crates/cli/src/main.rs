@@ -104,7 +104,10 @@ async fn run(cli: Cli) -> u8 {
         Ok(prepared) => prepared,
         Err(error) => {
             eprintln!("lathe: error: {error}");
-            return EXIT_USAGE;
+            return match error {
+                setup::SetupError::Session(_) => EXIT_FAILED,
+                setup::SetupError::Usage(_) | setup::SetupError::Config(_) => EXIT_USAGE,
+            };
         }
     };
     tracing::debug!(session = %prepared.session_id, "session ready");

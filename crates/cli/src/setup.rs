@@ -27,6 +27,9 @@ pub enum SetupError {
     /// A config file is unreadable or invalid.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// The session file cannot be created or written.
+    #[error("{0}")]
+    Session(String),
 }
 
 /// Everything the front end needs to run.
@@ -55,8 +58,10 @@ enum Resolved {
 pub async fn prepare(cli: &Cli) -> Result<Prepared, SetupError> {
     let cwd = workspace(cli.dir.as_deref())?;
     let home = paths::lathe_home();
-    let mut layer = ConfigLayer::from_files(&home, &cwd)?;
-    layer.overlay(&ConfigLayer::from_env());
+    let (mut layer, config_warnings) = ConfigLayer::from_files(&home, &cwd)?;
+    let env = ConfigLayer::from_env()
+        .map_err(|error| SetupError::Usage(format!("LATHE_PERMISSION_MODE: {error}")))?;
+    layer.overlay(&env);
     layer.overlay(&flags_layer(cli)?);
 
     let provider_name = layer.provider.clone().unwrap_or_else(|| default_provider().to_string());
@@ -99,7 +104,7 @@ pub async fn prepare(cli: &Cli) -> Result<Prepared, SetupError> {
     };
 
     let sessions = paths::sessions_dir(&home, &cwd);
-    let mut warnings = Vec::new();
+    let mut warnings = config_warnings;
     let (session_id, ledger) = if cli.continue_session || cli.resume.is_some() {
         let path = match &cli.resume {
             Some(id) => sessions.join(format!("{id}.jsonl")),
@@ -114,8 +119,8 @@ pub async fn prepare(cli: &Cli) -> Result<Prepared, SetupError> {
     } else {
         (uuid::Uuid::now_v7().to_string(), Vec::new())
     };
-    let writer =
-        SessionWriter::open(&sessions, &session_id).map_err(|error| SetupError::Usage(error.to_string()))?;
+    let writer = SessionWriter::open(&sessions, &session_id)
+        .map_err(|error| SetupError::Session(error.to_string()))?;
 
     tracing::debug!("provider and session file ready");
     let (system, prompt_warnings) = prompt::system_blocks(&cwd, &home).await;
@@ -130,21 +135,31 @@ pub async fn prepare(cli: &Cli) -> Result<Prepared, SetupError> {
     let tools = ToolRegistry::builtin();
     let mut agent = Agent::new(provider.clone(), tools, ctx, system, ledger, Some(writer), settings);
     let provider_label = provider.name().to_string();
-    let start = LedgerItem::Meta(if agent.ledger().is_empty() {
-        Meta::SessionStart {
+    let last_model = agent.ledger().iter().rev().find_map(|item| match item {
+        LedgerItem::Meta(
+            Meta::SessionStart { model, provider, .. } | Meta::ModelSwitch { model, provider },
+        ) => Some((model.clone(), provider.clone())),
+        _ => None,
+    });
+    let start = if agent.ledger().is_empty() {
+        Some(Meta::SessionStart {
             session_id: session_id.clone(),
             cwd: cwd.display().to_string(),
             model: model.clone(),
             provider: provider_label.clone(),
             time_ms: now_ms(),
-        }
+        })
+    } else if last_model != Some((model.clone(), provider_label.clone())) {
+        Some(Meta::ModelSwitch { model: model.clone(), provider: provider_label.clone() })
     } else {
-        Meta::ModelSwitch { model: model.clone(), provider: provider_label.clone() }
-    });
-    agent.append(start).map_err(|error| SetupError::Usage(error.to_string()))?;
+        None
+    };
+    if let Some(meta) = start {
+        agent.append(LedgerItem::Meta(meta)).map_err(|error| SetupError::Session(error.to_string()))?;
+    }
     agent
         .repair_pairing("the previous run ended before this call completed")
-        .map_err(|e| SetupError::Usage(e.to_string()))?;
+        .map_err(|e| SetupError::Session(e.to_string()))?;
     Ok(Prepared { agent, session_id, provider: provider_label, model, cwd, warnings })
 }
 

@@ -36,11 +36,15 @@ pub struct SessionWriter {
 
 impl SessionWriter {
     /// Creates (or opens for append) the file `dir/<id>.jsonl`, creating `dir`.
+    ///
+    /// A torn last line (a crash mid-write; [`load`] skipped it with a warning) is cut off first, so
+    /// the next item starts on a line of its own instead of being glued to the fragment.
     pub fn open(dir: &Path, id: &str) -> Result<SessionWriter, SessionError> {
         let path = dir.join(format!("{id}.jsonl"));
         let io = |source| SessionError::Io { path: path.clone(), source };
         std::fs::create_dir_all(dir).map_err(io)?;
-        let file = OpenOptions::new().create(true).append(true).open(&path).map_err(io)?;
+        let file = OpenOptions::new().create(true).read(true).append(true).open(&path).map_err(io)?;
+        cut_torn_tail(&file).map_err(io)?;
         Ok(SessionWriter { path, file })
     }
 
@@ -58,6 +62,34 @@ impl SessionWriter {
             .write_all(&line)
             .and_then(|()| self.file.flush())
             .map_err(|source| SessionError::Io { path: self.path.clone(), source })
+    }
+}
+
+/// Truncates `file` after its last newline when it does not end with one.
+fn cut_torn_tail(file: &File) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(());
+    }
+    let mut reader = file;
+    let mut end = len;
+    let mut buffer = vec![0u8; 64 * 1024];
+    loop {
+        let start = end.saturating_sub(buffer.len() as u64);
+        let chunk = &mut buffer[..(end - start) as usize];
+        reader.seek(SeekFrom::Start(start))?;
+        reader.read_exact(chunk)?;
+        if end == len && chunk.last() == Some(&b'\n') {
+            return Ok(());
+        }
+        if let Some(newline) = chunk.iter().rposition(|byte| *byte == b'\n') {
+            return file.set_len(start + newline as u64 + 1);
+        }
+        if start == 0 {
+            return file.set_len(0);
+        }
+        end = start;
     }
 }
 
@@ -130,5 +162,12 @@ mod tests {
         assert_eq!(loaded.warnings.len(), 1);
         assert!(loaded.warnings[0].starts_with("line 3"), "{:?}", loaded.warnings);
         assert_eq!(latest(dir.path()).unwrap(), writer.path());
+
+        // Resuming cuts the fragment, so the next item is a clean line and nothing is lost.
+        let mut resumed = SessionWriter::open(dir.path(), "s1").unwrap();
+        resumed.append(&LedgerItem::User(UserMessage::text("three"))).unwrap();
+        let reloaded = load(resumed.path()).unwrap();
+        assert_eq!(reloaded.items.len(), 3);
+        assert!(reloaded.warnings.is_empty(), "{:?}", reloaded.warnings);
     }
 }
