@@ -73,7 +73,7 @@ impl Tool for ReadFile {
                     .await?;
             return Ok(ToolOutput::text(format!("{shown} is a directory:\n{listing}")));
         }
-        if let Some(media_type) = image_media_type(&path) {
+        if has_image_extension(&path) {
             if meta.len() > MAX_IMAGE_BYTES {
                 return Err(ToolError::Failed(format!(
                     "read_file: {shown} is an image of {} bytes, larger than the {MAX_IMAGE_BYTES}-byte limit",
@@ -84,14 +84,19 @@ impl Tool for ReadFile {
             let bytes = blocking(ctx, move || std::fs::read(p)).await?.map_err(|e| {
                 ToolError::Failed(format!("read_file: cannot read {shown}: {}", io_reason(&e)))
             })?;
-            ctx.files.record(&path, &bytes, meta.modified().ok());
-            return Ok(ToolOutput {
-                content: vec![Content::Image {
-                    media_type: media_type.to_string(),
-                    data: base64::engine::general_purpose::STANDARD.encode(&bytes),
-                }],
-                ..ToolOutput::default()
-            });
+            // The name only suggests an image; the bytes decide. A Git LFS pointer or an empty
+            // file named .png is read as text (an image block providers cannot decode would break
+            // every later request of the session).
+            if let Some(media_type) = sniff_image(&bytes) {
+                ctx.files.record(&path, &bytes, meta.modified().ok());
+                return Ok(ToolOutput {
+                    content: vec![Content::Image {
+                        media_type: media_type.to_string(),
+                        data: base64::engine::general_purpose::STANDARD.encode(&bytes),
+                    }],
+                    ..ToolOutput::default()
+                });
+            }
         }
         let p = path.clone();
         let (bytes, cut) = blocking(ctx, move || read_limited(&p, MAX_READ_BYTES))
@@ -126,14 +131,20 @@ impl Tool for ReadFile {
     }
 }
 
-/// `png`, `jpg`/`jpeg`, `gif` and `webp` by extension.
-fn image_media_type(path: &std::path::Path) -> Option<&'static str> {
-    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
-    match ext.as_str() {
-        "png" => Some("image/png"),
-        "jpg" | "jpeg" => Some("image/jpeg"),
-        "gif" => Some("image/gif"),
-        "webp" => Some("image/webp"),
+/// Whether the name ends in `png`, `jpg`/`jpeg`, `gif` or `webp`.
+fn has_image_extension(path: &std::path::Path) -> bool {
+    path.extension().and_then(|ext| ext.to_str()).is_some_and(|ext| {
+        matches!(ext.to_ascii_lowercase().as_str(), "png" | "jpg" | "jpeg" | "gif" | "webp")
+    })
+}
+
+/// The media type from the file signature (PNG, JPEG, GIF, WebP), or `None`.
+fn sniff_image(bytes: &[u8]) -> Option<&'static str> {
+    match bytes {
+        [0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, ..] => Some("image/png"),
+        [0xff, 0xd8, 0xff, ..] => Some("image/jpeg"),
+        [b'G', b'I', b'F', b'8', b'7' | b'9', b'a', ..] => Some("image/gif"),
+        [b'R', b'I', b'F', b'F', _, _, _, _, b'W', b'E', b'B', b'P', ..] => Some("image/webp"),
         _ => None,
     }
 }

@@ -101,6 +101,24 @@ async fn images_are_returned_as_image_content() {
 }
 
 #[tokio::test]
+async fn a_file_named_like_an_image_is_an_image_only_if_its_bytes_say_so() {
+    let ws = Workspace::new();
+    ws.put("logo.png", b"version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 12345\n");
+    let out = ws.call("read_file", json!({"path": "logo.png"})).await.unwrap();
+    assert!(out.text_content().contains("git-lfs"), "{:?}", out.content);
+    ws.put("photo.png", b"\xff\xd8\xff\xe0\0\x10JFIF\0");
+    let out = ws.call("read_file", json!({"path": "photo.png"})).await.unwrap();
+    assert!(
+        matches!(&out.content[0], Content::Image { media_type, .. } if media_type == "image/jpeg"),
+        "{:?}",
+        out.content
+    );
+    ws.put("empty.gif", b"");
+    let out = ws.call("read_file", json!({"path": "empty.gif"})).await.unwrap();
+    assert_eq!(out.text_content(), "(empty file)");
+}
+
+#[tokio::test]
 async fn directories_are_listed_and_missing_paths_are_errors() {
     let ws = Workspace::new();
     ws.put("src/lib.rs", b"");
