@@ -134,11 +134,14 @@ impl Executor<'_> {
     ) -> Result<Arc<dyn DynTool>, (String, ToolStatus)> {
         if let Some(raw) = &call.incomplete {
             receipt.decision = "not run: incomplete arguments".into();
+            let excerpt: String = raw.chars().take(120).collect();
+            let ellipsis = if raw.chars().count() > 120 { "…" } else { "" };
             return Err((
                 format!(
-                    "error: this {} call was cut off by the output token limit before its arguments were \
-                     complete ({} bytes arrived), so it was not run. Retry with smaller arguments (for a \
-                     large file, write it in parts).",
+                    "error: the arguments of this {} call did not arrive as a complete JSON object ({} bytes: \
+                     {excerpt}{ellipsis}), so it was not run. If your output was cut off by the token limit, \
+                     retry with smaller arguments (write a large file in parts); otherwise send the arguments \
+                     as one JSON object.",
                     call.name,
                     raw.len()
                 ),
@@ -158,7 +161,8 @@ impl Executor<'_> {
         };
         receipt.summary = tool.summary(&call.arguments);
         let effect = tool.effect(&call.arguments);
-        let decision = lathe_policy::decide(self.mode, effect, action_kind(&call.name, effect));
+        let kind = action_kind(&call.name, effect);
+        let decision = lathe_policy::decide(self.mode, effect, kind);
         let decision = match (decision, self.approver) {
             (Decision::Ask { reason }, Some(approver)) => {
                 let _guard = self.prompt_lock.lock().await;
@@ -174,7 +178,7 @@ impl Executor<'_> {
                     },
                 }
             }
-            (decision, _) => lathe_policy::resolve_headless(decision),
+            (decision, _) => lathe_policy::resolve_headless(decision, kind),
         };
         match decision {
             Decision::Allow { reason } => {

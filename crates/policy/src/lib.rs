@@ -153,13 +153,18 @@ pub fn decide(mode: PermissionMode, effect: Effect, kind: ActionKind) -> Decisio
 }
 
 /// Resolves an `Ask` when no person can answer (headless): a denial that tells the model why and the
-/// user how to allow it.
-pub fn resolve_headless(decision: Decision) -> Decision {
+/// user which mode would allow it (`accept-edits` helps only file edits).
+pub fn resolve_headless(decision: Decision, kind: ActionKind) -> Decision {
     match decision {
         Decision::Ask { reason } => Decision::Deny {
             reason: format!(
                 "permission denied: {reason}, which needs approval, and Lathe runs headless \
-                 (rerun with --permission-mode accept-edits or --yolo to allow it)"
+                 (the user can rerun with {} to allow it)",
+                match kind {
+                    ActionKind::Edit => "--permission-mode accept-edits or --yolo",
+                    ActionKind::Read | ActionKind::Execute | ActionKind::Fetch | ActionKind::Other =>
+                        "--yolo",
+                }
             ),
         },
         other @ (Decision::Allow { .. } | Decision::Deny { .. }) => other,
@@ -198,9 +203,22 @@ mod tests {
 
     #[test]
     fn headless_turns_ask_into_deny_with_a_hint() {
-        let decision = resolve_headless(decide(PermissionMode::Default, Effect::Mutating, ActionKind::Edit));
+        let decision = resolve_headless(
+            decide(PermissionMode::Default, Effect::Mutating, ActionKind::Edit),
+            ActionKind::Edit,
+        );
         match decision {
-            Decision::Deny { reason } => assert!(reason.contains("--yolo"), "{reason}"),
+            Decision::Deny { reason } => assert!(reason.contains("accept-edits"), "{reason}"),
+            other => panic!("expected deny, got {other:?}"),
+        }
+        let command = resolve_headless(
+            decide(PermissionMode::AcceptEdits, Effect::Mutating, ActionKind::Execute),
+            ActionKind::Execute,
+        );
+        match command {
+            Decision::Deny { reason } => {
+                assert!(reason.contains("--yolo") && !reason.contains("accept-edits"), "{reason}")
+            }
             other => panic!("expected deny, got {other:?}"),
         }
     }

@@ -87,7 +87,11 @@ impl Accumulator {
                         raw.clone_from(end_raw);
                     }
                     match arguments {
-                        Some(value) => call.arguments = value.clone(),
+                        Some(value) if value.is_object() => call.arguments = value.clone(),
+                        // A string, array or null is not an argument object: keep what arrived.
+                        Some(value) => {
+                            call.incomplete = Some(if raw.is_empty() { value.to_string() } else { raw.clone() })
+                        }
                         None => call.incomplete = Some(raw.clone()),
                     }
                 }

@@ -170,6 +170,21 @@ async fn invalid_arguments_and_unknown_tools_get_error_results_and_nothing_runs(
 }
 
 #[tokio::test]
+async fn arguments_that_are_not_an_object_are_reported_with_what_arrived() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let run = run_script(
+        json!([{"tool_calls": [call("c1", "shell", json!("rm -rf /tmp/x"))]}, {"text": "ok"}]),
+        dir.path(),
+        settings(PermissionMode::Bypass, 50),
+    )
+    .await;
+    let result = results(&run.ledger)[0];
+    assert_eq!(result.status, ToolStatus::Failed);
+    let text = result.text_content();
+    assert!(text.contains("rm -rf /tmp/x") && text.contains("JSON object"), "{text}");
+}
+
+#[tokio::test]
 async fn three_identical_failing_calls_stop_with_no_progress() {
     let dir = tempfile::tempdir().expect("tmp");
     let failing = |id: &str| json!({"tool_calls": [call(id, "read_file", json!({"path": "missing.txt"}))]});
@@ -242,7 +257,7 @@ async fn a_tool_call_cut_off_by_max_tokens_is_not_run_and_the_model_is_told() {
     let sent = tool_results_sent(&run.requests[1]);
     assert_eq!(sent.len(), 1);
     assert_eq!(sent[0]["is_error"], true);
-    assert!(sent[0].to_string().contains("cut off"), "{}", sent[0]);
+    assert!(sent[0].to_string().contains("cut off by the token limit"), "{}", sent[0]);
 }
 
 #[tokio::test]
