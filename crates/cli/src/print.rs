@@ -7,7 +7,8 @@
 //! `{"type":"tool_call","id","name","arguments"}` ·
 //! `{"type":"tool_result","id","name","status","is_error","elapsed_ms","exit_code","output"}` ·
 //! `{"type":"retry","attempt","max_retries","delay_ms","message"}` ·
-//! `{"type":"usage","input_tokens","output_tokens","cache_read_tokens","cache_write_tokens","cost_usd"}` ·
+//! `{"type":"usage","input_tokens","output_tokens","cache_read_tokens","cache_write_tokens","total_cost_usd"}`
+//! (token counts of the last response, `null` when the provider did not report one) ·
 //! `{"type":"warning","message"}` · and last
 //! `{"type":"result","subtype":"success"|"error_…","is_error","result","session_id","turns","tool_calls",
 //! "usage":{…},"cost_usd","duration_ms","error"?}`.

@@ -203,7 +203,7 @@ impl Agent {
             {
                 return Ok(StopCause::Budget {
                     detail: format!(
-                        "estimated cost ${:.4} reached the budget of ${limit:.2}",
+                        "estimated cost ${:.4} reached the budget of ${limit}",
                         self.stats.cost_usd
                     ),
                 });
