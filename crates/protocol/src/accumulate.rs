@@ -90,7 +90,8 @@ impl Accumulator {
                         Some(value) if value.is_object() => call.arguments = value.clone(),
                         // A string, array or null is not an argument object: keep what arrived.
                         Some(value) => {
-                            call.incomplete = Some(if raw.is_empty() { value.to_string() } else { raw.clone() })
+                            call.incomplete =
+                                Some(if raw.is_empty() { value.to_string() } else { raw.clone() })
                         }
                         None => call.incomplete = Some(raw.clone()),
                     }

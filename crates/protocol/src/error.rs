@@ -90,6 +90,13 @@ pub enum ProviderError {
         /// What the HTTP client reported.
         message: String,
     },
+    /// Nothing accepts connections at the base URL (connection refused): the server is down or the
+    /// URL is wrong. Not retried — the retry list names resets and timeouts, not refusals.
+    #[error("cannot connect: {message}")]
+    Unreachable {
+        /// What the HTTP client reported.
+        message: String,
+    },
     /// No response (or no further byte) within the configured time.
     #[error("timed out: {message}")]
     Timeout {
@@ -136,6 +143,7 @@ impl ProviderError {
             | ProviderError::Decode { .. }
             | ProviderError::IncompleteStream { .. }
             | ProviderError::Cancelled
+            | ProviderError::Unreachable { .. }
             | ProviderError::Config { .. } => false,
         }
     }
@@ -155,6 +163,7 @@ impl ProviderError {
             | ProviderError::Decode { .. }
             | ProviderError::IncompleteStream { .. }
             | ProviderError::Cancelled
+            | ProviderError::Unreachable { .. }
             | ProviderError::Config { .. } => None,
         }
     }
@@ -174,6 +183,7 @@ impl ProviderError {
             | ProviderError::Decode { .. }
             | ProviderError::IncompleteStream { .. }
             | ProviderError::Cancelled
+            | ProviderError::Unreachable { .. }
             | ProviderError::Config { .. } => None,
         }
     }
@@ -196,6 +206,7 @@ impl ProviderError {
             ProviderError::Decode { .. } => "decode error".into(),
             ProviderError::IncompleteStream { .. } => "incomplete stream".into(),
             ProviderError::Cancelled => "cancelled".into(),
+            ProviderError::Unreachable { .. } => "cannot connect".into(),
             ProviderError::Config { .. } => "configuration error".into(),
         }
     }
@@ -215,6 +226,7 @@ impl ProviderError {
             ProviderError::Decode { .. } => "decode",
             ProviderError::IncompleteStream { .. } => "incomplete_stream",
             ProviderError::Cancelled => "cancelled",
+            ProviderError::Unreachable { .. } => "unreachable",
             ProviderError::Config { .. } => "config",
         }
     }

@@ -3,7 +3,7 @@
 //! Flow of one [`Provider::stream`] call: encode the request (once) → POST it → on a 2xx status,
 //! stream the body through `sse::decode_stream` and forward its events; on an error status,
 //! read the (small) body and type the error. A retryable failure before any content — an error
-//! status, a refused or reset connection, no response headers within `first_byte_timeout_ms`, an
+//! status, a reset connection, no response headers within `first_byte_timeout_ms`, an
 //! in-stream overload or a dropped body before the first text, thinking or tool call — is
 //! announced with `ModelEvent::Retry` and retried after the [`RetryConfig`] delay (`Started` and
 //! `Usage` events are held back until content arrives, so the consumer never sees the abandoned
@@ -267,13 +267,23 @@ fn retryable_before_content(error: &ProviderError) -> bool {
 /// A reqwest failure as a typed error, with its cause chain.
 fn transport_error(err: &reqwest::Error) -> ProviderError {
     let mut message = err.to_string();
+    let mut refused = false;
     let mut source = std::error::Error::source(err);
     while let Some(cause) = source {
         message.push_str(": ");
         message.push_str(&cause.to_string());
+        refused |= cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused);
         source = cause.source();
     }
-    if err.is_timeout() { ProviderError::Timeout { message } } else { ProviderError::Network { message } }
+    if err.is_timeout() {
+        ProviderError::Timeout { message }
+    } else if refused {
+        ProviderError::Unreachable { message }
+    } else {
+        ProviderError::Network { message }
+    }
 }
 
 /// Reads an error response (up to [`MAX_ERROR_BODY`]) and types it.

@@ -11,7 +11,7 @@
 //! one provider continues on another. Prompt-cache breakpoints are placed on that encoded copy.
 //!
 //! The request goes out over reqwest ([`http`]). Transient failures before any content (429, 529,
-//! 5xx, refused connections, no headers in time) are retried with backoff ([`retry`]), each retry
+//! 5xx, reset connections, no headers in time) are retried with backoff ([`retry`]), each retry
 //! announced as a `ModelEvent::Retry`. The response body is framed by eventsource-stream and decoded
 //! ([`sse`] plus the protocol's `stream` module) into [`ModelEvent`]s normalised as in
 //! `shared/cassettes/README.md` §1, ending with exactly one `Stop` or `Error`; errors are typed

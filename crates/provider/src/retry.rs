@@ -1,8 +1,9 @@
 //! When and how long to wait before retrying a failed request.
 //!
-//! Retried: 408/409/429/500/502/503/504/529 (as typed by [`ProviderError::is_retryable`]), refused
-//! or reset connections, and timeouts before the response headers. Never: other client errors,
-//! cancellation, or a failure after content has streamed (the caller surfaces it instead).
+//! Retried: 408/409/429/500/502/503/504/529 (as typed by [`ProviderError::is_retryable`]), reset
+//! connections, and timeouts before the response headers. Never: other client errors, a refused
+//! connection (nothing listens at the base URL), cancellation, or a failure after content has
+//! streamed (the caller surfaces it instead).
 //!
 //! Delay for retry `n` (1-based): the server's `retry-after-ms` / `retry-after` (seconds or an HTTP
 //! date) when present, capped at [`RetryConfig::max_retry_after_ms`]; otherwise exponential backoff

@@ -226,6 +226,8 @@ async fn unreadable_config_is_a_usage_error() {
 #[tokio::test]
 async fn a_model_server_that_is_down_is_a_provider_error() {
     let env = env();
+    // Default retry settings: a refused connection is reported at once, not retried.
+    std::fs::write(env.home.join("config.toml"), "").expect("config");
     // Bind and drop a listener to get a port nobody listens on.
     let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
     let url = format!("http://127.0.0.1:{port}");

@@ -144,13 +144,15 @@ fn assistant_block(content: &Content) -> Option<Value> {
         Content::Text { text } if text.is_empty() => None,
         Content::Text { text } => Some(text_block(text)),
         Content::Thinking(thinking) if thinking.format == ThinkingFormat::Anthropic => {
-            match &thinking.redacted {
-                Some(data) => Some(json!({"type": "redacted_thinking", "data": data})),
-                None => Some(json!({
+            match (&thinking.redacted, &thinking.signature) {
+                (Some(data), _) => Some(json!({"type": "redacted_thinking", "data": data})),
+                (None, Some(signature)) if !signature.is_empty() => Some(json!({
                     "type": "thinking",
                     "thinking": thinking.text,
-                    "signature": thinking.signature.clone().unwrap_or_default(),
+                    "signature": signature,
                 })),
+                // Without its signature the API rejects the block; the reasoning is dropped.
+                (None, _) => None,
             }
         }
         Content::Thinking(_) => None,

@@ -177,15 +177,15 @@ async fn a_failure_after_content_is_surfaced_not_replayed() {
 }
 
 #[tokio::test]
-async fn refused_connections_are_retried_then_reported() {
+async fn refused_connections_are_reported_at_once() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     drop(listener);
     let provider = provider_at(Protocol::OpenAiResponses, &url, fast_retries(2));
     let events: Vec<ModelEvent> = provider.stream(&hello_request(), CancellationToken::new()).collect().await;
-    assert_eq!(retries(&events).len(), 2);
+    assert_eq!(retries(&events).len(), 0);
     assert!(
-        matches!(events.last(), Some(ModelEvent::Error { error: ProviderError::Network { .. } })),
+        matches!(events.last(), Some(ModelEvent::Error { error: ProviderError::Unreachable { .. } })),
         "{events:?}"
     );
 }
