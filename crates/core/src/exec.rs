@@ -162,7 +162,17 @@ impl Executor<'_> {
         receipt.summary = tool.summary(&call.arguments);
         let effect = tool.effect(&call.arguments);
         let kind = action_kind(&call.name, effect);
-        let decision = lathe_policy::decide(self.mode, effect, kind);
+        let mut decision = lathe_policy::decide(self.mode, effect, kind);
+        // accept-edits covers the workspace only; an edit elsewhere (an absolute path, `..`, a
+        // symlink pointing out) needs approval like any other change outside it.
+        if kind == ActionKind::Edit
+            && matches!(decision, Decision::Allow { .. })
+            && self.mode == PermissionMode::AcceptEdits
+            && let Some(path) = call.arguments.get("path").and_then(|path| path.as_str())
+            && !inside_workspace(self.ctx, path)
+        {
+            decision = Decision::Ask { reason: format!("this call edits {path}, outside the workspace") };
+        }
         let decision = match (decision, self.approver) {
             (Decision::Ask { reason }, Some(approver)) => {
                 let _guard = self.prompt_lock.lock().await;
@@ -209,6 +219,24 @@ pub(crate) fn interrupted(call: &ToolCall, why: &str) -> Executed {
         tool: call.name.clone(),
         elapsed_ms: 0,
     }
+}
+
+/// Whether `path` (resolved against the workspace, symlinks followed as far as the path exists)
+/// lies inside the workspace.
+fn inside_workspace(ctx: &ToolContext, path: &str) -> bool {
+    let resolved = ctx.resolve(path);
+    let root = ctx.workspace.canonicalize().unwrap_or_else(|_| ctx.workspace.clone());
+    // Canonicalise the longest existing ancestor, then re-append the part that does not exist yet.
+    let mut existing = resolved.as_path();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        let (Some(parent), Some(name)) = (existing.parent(), existing.file_name()) else { break };
+        rest.push(name.to_os_string());
+        existing = parent;
+    }
+    let mut real = existing.canonicalize().unwrap_or_else(|_| existing.to_path_buf());
+    real.extend(rest.iter().rev());
+    real.starts_with(&root)
 }
 
 fn action_kind(tool: &str, effect: Effect) -> ActionKind {

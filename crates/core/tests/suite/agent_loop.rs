@@ -239,6 +239,38 @@ async fn headless_default_mode_denies_edits_and_says_so() {
 }
 
 #[tokio::test]
+async fn accept_edits_covers_only_the_workspace() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir_all(&workspace).expect("ws");
+    std::os::unix::fs::symlink(dir.path(), workspace.join("out")).expect("symlink");
+    let outside = dir.path().join("outside.txt");
+    let run = run_script(
+        json!([
+            {"tool_calls": [
+                call("c1", "write_file", json!({"path": "inside.txt", "content": "ok"})),
+                call("c2", "write_file", json!({"path": outside.display().to_string(), "content": "no"})),
+                call("c3", "write_file", json!({"path": "../escape.txt", "content": "no"})),
+                call("c4", "write_file", json!({"path": "out/via-link.txt", "content": "no"}))
+            ]},
+            {"text": "done"}
+        ]),
+        &workspace,
+        settings(PermissionMode::AcceptEdits, 50),
+    )
+    .await;
+    assert!(workspace.join("inside.txt").exists());
+    assert!(!outside.exists());
+    assert!(!dir.path().join("escape.txt").exists());
+    assert!(!dir.path().join("via-link.txt").exists());
+    let statuses: Vec<ToolStatus> = results(&run.ledger).iter().map(|r| r.status).collect();
+    assert_eq!(
+        statuses,
+        vec![ToolStatus::Completed, ToolStatus::Denied, ToolStatus::Denied, ToolStatus::Denied]
+    );
+}
+
+#[tokio::test]
 async fn a_tool_call_cut_off_by_max_tokens_is_not_run_and_the_model_is_told() {
     let dir = tempfile::tempdir().expect("tmp");
     let run = run_script(
