@@ -15,8 +15,8 @@
 //! Ledger mapping: user and injected messages are user turns; a compaction is a user turn
 //! carrying its summary; consecutive tool results share one user turn; meta items and reasoning are
 //! not sent; images become a `[image]` placeholder (the model reads no images). In
-//! [`AnswerMode::FinalAnswerTool`] a synthetic `final_answer` tool is advertised and a text-only
-//! assistant message is rendered as the `final_answer` call the model produced for it.
+//! [`AnswerMode::FinalAnswerTool`] a synthetic `answer` tool is advertised and a text-only
+//! assistant message is rendered as the `answer` call the model produced for it.
 
 use lathe_protocol::{AssistantMessage, Content, LedgerItem, ModelRequest, ToolResult, ToolSpec};
 use serde_json::{Value, json};
@@ -24,8 +24,10 @@ use serde_json::{Value, json};
 use crate::config::AnswerMode;
 use crate::pyjson;
 
-/// Name of the synthetic answer tool of [`AnswerMode::FinalAnswerTool`].
-pub const FINAL_ANSWER_TOOL: &str = "final_answer";
+/// Name of the synthetic answer tool of [`AnswerMode::FinalAnswerTool`]. (Of the names tried —
+/// `final_answer`, `answer`, `reply`, `respond_to_user` — the 0.5B model scores `answer` highest
+/// after a tool result.)
+pub const FINAL_ANSWER_TOOL: &str = "answer";
 
 /// Qwen's default system prompt, used when the request has none.
 pub const DEFAULT_SYSTEM: &str = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant.";
@@ -39,6 +41,11 @@ const TOOLS_OUTRO: &str = "\n</tools>\n\nFor each function call, return a json o
 arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": \
 <args-json-object>}\n</tool_call>";
 
+/// Appended to the tools block in [`AnswerMode::FinalAnswerTool`]: small models otherwise keep
+/// calling tools after they have what the user asked for.
+const FINAL_ANSWER_HINT: &str = "\n\nReply to the user only through the answer tool. As soon as a tool result \
+contains what the user asked for, call answer with your reply. Do not change files unless the user asks for it.";
+
 /// The tool the model can call to answer: `{"answer": string}`.
 pub fn final_answer_spec() -> ToolSpec {
     ToolSpec {
@@ -49,21 +56,21 @@ pub fn final_answer_spec() -> ToolSpec {
                 .to_string(),
         input_schema: json!({
             "type": "object",
-            "properties": {"answer": {"type": "string", "description": "The complete reply shown to the user."}},
+            "properties": {"answer": {"type": "string", "description": "The complete reply shown to the user, in words (quote text from files without their line numbers)."}},
             "required": ["answer"]
         }),
     }
 }
 
 /// The tools the model is offered for `request` in `mode`: the request's tools, plus
-/// `final_answer` in [`AnswerMode::FinalAnswerTool`] when there is at least one tool.
+/// `answer` in [`AnswerMode::FinalAnswerTool`] when there is at least one tool.
 pub fn offered_tools(request: &ModelRequest, mode: AnswerMode) -> Vec<ToolSpec> {
     let mut tools = request.tools.clone();
-    if mode == AnswerMode::FinalAnswerTool
+    if matches!(mode, AnswerMode::FinalAnswerTool | AnswerMode::Auto)
         && !tools.is_empty()
         && !tools.iter().any(|t| t.name == FINAL_ANSWER_TOOL)
     {
-        tools.push(final_answer_spec());
+        tools.insert(0, final_answer_spec());
     }
     tools
 }
@@ -82,6 +89,11 @@ pub fn render_system(request: &ModelRequest, mode: AnswerMode) -> String {
             out.push_str(&pyjson::to_string(&tool_json(tool)));
         }
         out.push_str(TOOLS_OUTRO);
+        if tools.iter().any(|tool| tool.name == FINAL_ANSWER_TOOL)
+            && matches!(mode, AnswerMode::FinalAnswerTool | AnswerMode::Auto)
+        {
+            out.push_str(FINAL_ANSWER_HINT);
+        }
     }
     out.push_str("<|im_end|>\n");
     out

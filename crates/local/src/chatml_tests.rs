@@ -87,12 +87,9 @@ fn final_answer_mode_advertises_the_answer_tool_and_renders_text_answers_as_its_
         LedgerItem::User(UserMessage::text("bye")),
     ];
     let prompt = render_prompt(&request(messages), AnswerMode::FinalAnswerTool);
-    assert!(
-        prompt.contains("{\"type\": \"function\", \"function\": {\"name\": \"final_answer\""),
-        "{prompt}"
-    );
+    assert!(prompt.contains("{\"type\": \"function\", \"function\": {\"name\": \"answer\""), "{prompt}");
     assert!(prompt.contains(
-        "<|im_start|>user\nEarlier: read a.<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<tool_call>\n{\"name\": \"final_answer\", \"arguments\": {\"answer\": \"Hello \\\"you\\\"\"}}\n</tool_call><|im_end|>\n<|im_start|>user\nbye<|im_end|>\n<|im_start|>assistant\n"
+        "<|im_start|>user\nEarlier: read a.<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<tool_call>\n{\"name\": \"answer\", \"arguments\": {\"answer\": \"Hello \\\"you\\\"\"}}\n</tool_call><|im_end|>\n<|im_start|>user\nbye<|im_end|>\n<|im_start|>assistant\n"
     ), "{prompt}");
 }
 

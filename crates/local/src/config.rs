@@ -85,11 +85,19 @@ impl FromStr for ModelSize {
 pub enum AnswerMode {
     /// The grammar allows either tool calls or plain text; plain text ends the turn.
     Text,
-    /// Every turn is a forced tool call; a synthetic `final_answer` tool carries the answer, which
+    /// Every turn is a forced tool call; a synthetic `answer` tool carries the answer, which
     /// the provider streams as plain text and reports as `end_turn`. Small models choose tools more
     /// reliably this way (see `shared/local-model/README.md`).
     #[default]
     FinalAnswerTool,
+    /// A forced call (`answer` included) while the model has not seen a tool result yet, so
+    /// it acts instead of guessing; after a tool result, plain text or calls, so it can answer in
+    /// its own words (small models keep calling tools when every turn must be a call). Text
+    /// answers are rendered as text in later prompts.
+    Auto,
+    /// Every turn must be a call to one of the request's tools (like `tool_choice: required`); the
+    /// model cannot answer in text. For probes, benchmarks and tests of the grammar.
+    ToolRequired,
 }
 
 /// Settings of the local provider. Every field has a default, so `LocalConfig::default()` runs
@@ -116,6 +124,11 @@ pub struct LocalConfig {
     pub max_output_tokens: u32,
     /// How the model answers in text (see [`AnswerMode`]).
     pub answer_mode: AnswerMode,
+    /// Logits added to the `answer` tool when the model picks a tool name right after a tool
+    /// result. Small models rate every tool about equally there and keep calling tools after they
+    /// have what the user asked for; a small prior towards answering fixes most of that. `0`
+    /// disables it.
+    pub answer_bias: f32,
 }
 
 impl Default for LocalConfig {
@@ -130,6 +143,7 @@ impl Default for LocalConfig {
             seed: 0x1a7e,
             max_output_tokens: 2048,
             answer_mode: AnswerMode::default(),
+            answer_bias: 1.5,
         }
     }
 }

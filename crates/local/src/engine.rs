@@ -35,6 +35,7 @@ use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 
+use crate::chatml::FINAL_ANSWER_TOOL;
 use crate::config::LocalConfig;
 use crate::parse::{GenerationEnd, OutputParser};
 use crate::provider::{Job, Sampling};
@@ -42,6 +43,10 @@ use crate::stats::LocalStats;
 
 /// Tokens evaluated per `llama_decode` call while processing a prompt.
 const BATCH_TOKENS: u32 = 512;
+/// The output ends here when the model is about to write a tool name.
+const NAME_POSITION: &str = "<tool_call>\n{\"name\": \"";
+/// Candidates checked against the grammar before falling back to the whole vocabulary.
+const TOP_CANDIDATES: usize = 64;
 /// A prompt must leave at least this many tokens of the context for the answer.
 const MIN_ANSWER_TOKENS: usize = 16;
 
@@ -181,10 +186,27 @@ struct Engine<'m> {
     stats: Arc<Mutex<LocalStats>>,
 }
 
+struct Counts {
+    prompt: usize,
+    reuse: usize,
+    generated: usize,
+}
+
+struct Times {
+    prompt_eval_ms: f64,
+    generation_ms: f64,
+    first_token_ms: f64,
+    sampling_ms: f64,
+}
+
 /// The samplers of one request: the grammar (if any) and the selection chain.
 struct Samplers {
     grammar: Option<LlamaSampler>,
     chain: LlamaSampler,
+    /// Time spent in `sample`, milliseconds.
+    sampling_ms: f64,
+    /// Full-vocabulary grammar applications.
+    fallbacks: u64,
 }
 
 impl Engine<'_> {
@@ -244,7 +266,12 @@ impl Engine<'_> {
             if generated >= budget {
                 break GenerationEnd::TokenLimit;
             }
-            let token = self.sample(&mut samplers, logits_index)?;
+            let bias = if job.answer_bias != 0.0 && parser.text().ends_with(NAME_POSITION) {
+                job.answer_bias
+            } else {
+                0.0
+            };
+            let token = self.sample(&mut samplers, logits_index, bias)?;
             if generated == 0 {
                 first_token_ms = started.elapsed().as_secs_f64() * 1000.0;
             }
@@ -266,8 +293,11 @@ impl Engine<'_> {
             }
         }
         let generation_ms = generation_started.elapsed().as_secs_f64() * 1000.0;
-        let stats =
-            self.record(tokens.len(), reuse, prompt_eval_ms, generated, generation_ms, first_token_ms);
+        let stats = self.record(
+            Counts { prompt: tokens.len(), reuse, generated },
+            Times { prompt_eval_ms, generation_ms, first_token_ms, sampling_ms: samplers.sampling_ms },
+            samplers.fallbacks,
+        );
         tracing::info!(
             prompt_tokens = stats.prompt_tokens,
             reused_tokens = stats.reused_tokens,
@@ -289,15 +319,9 @@ impl Engine<'_> {
         Ok(())
     }
 
-    fn record(
-        &self,
-        prompt: usize,
-        reuse: usize,
-        prompt_eval_ms: f64,
-        generated: usize,
-        generation_ms: f64,
-        first_token_ms: f64,
-    ) -> LocalStats {
+    fn record(&self, counts: Counts, times: Times, grammar_fallbacks: u64) -> LocalStats {
+        let Counts { prompt, reuse, generated } = counts;
+        let Times { prompt_eval_ms, generation_ms, first_token_ms, sampling_ms } = times;
         let mut guard = match self.stats.lock() {
             Ok(guard) => guard,
             Err(poisoned) => poisoned.into_inner(),
@@ -310,6 +334,8 @@ impl Engine<'_> {
             generated_tokens: generated as u64,
             generation_ms,
             first_token_ms,
+            sampling_ms,
+            grammar_fallbacks,
             requests: guard.requests + 1,
         };
         *guard
@@ -331,33 +357,69 @@ impl Engine<'_> {
             LlamaSampler::greedy()
         } else {
             LlamaSampler::chain_simple([
-                LlamaSampler::top_k(40),
                 LlamaSampler::top_p(top_p, 1),
                 LlamaSampler::temp(temperature),
                 LlamaSampler::dist(seed),
             ])
         };
-        Ok(Samplers { grammar, chain })
+        Ok(Samplers { grammar, chain, sampling_ms: 0.0, fallbacks: 0 })
     }
 
     /// Picks the next token from the logits at `index` and accepts it into the samplers.
-    fn sample(&self, samplers: &mut Samplers, index: i32) -> Result<LlamaToken, ProviderError> {
-        let mut candidates = self.ctx.token_data_array_ith(index);
+    ///
+    /// The grammar is applied to the [`TOP_CANDIDATES`] most likely tokens only, and to the whole
+    /// vocabulary when none of them is allowed. For greedy decoding this is exact (the best
+    /// allowed token among the top ones is the best allowed token overall); for sampling it is the
+    /// top-k filter the chain applies anyway.
+    fn sample(
+        &self,
+        samplers: &mut Samplers,
+        index: i32,
+        answer_bias: f32,
+    ) -> Result<LlamaToken, ProviderError> {
+        let started = Instant::now();
+        let token = self.choose(samplers, index, answer_bias);
+        samplers.sampling_ms += started.elapsed().as_secs_f64() * 1000.0;
+        token
+    }
+
+    fn choose(
+        &self,
+        samplers: &mut Samplers,
+        index: i32,
+        answer_bias: f32,
+    ) -> Result<LlamaToken, ProviderError> {
+        let logits = self.ctx.get_logits_ith(index);
+        let mut candidates = LlamaTokenDataArray::new(top_candidates(logits, TOP_CANDIDATES), true);
+        if let Some(grammar) = samplers.grammar.as_mut() {
+            candidates.apply_sampler(grammar);
+            candidates.data.retain(|data| data.logit().is_finite());
+            if candidates.data.is_empty() {
+                samplers.fallbacks += 1;
+                candidates = self.ctx.token_data_array_ith(index);
+                candidates.apply_sampler(grammar);
+                candidates.data.retain(|data| data.logit().is_finite());
+                candidates.sorted = false;
+                if candidates.data.is_empty() {
+                    return Err(stream_error("the grammar allows no token here".into()));
+                }
+            }
+        }
+        candidates.selected = None;
+        if answer_bias != 0.0 {
+            // Only tokens that begin the answer tool's name: `answer`, `ans`, `a`…
+            for data in candidates.data.iter_mut() {
+                let piece = self.model.vocab().token_to_piece(data.id(), true, None);
+                if !piece.is_empty() && FINAL_ANSWER_TOOL.as_bytes().starts_with(&piece) {
+                    data.set_logit(data.logit() + answer_bias);
+                }
+            }
+            candidates.sorted = false;
+        }
         candidates.apply_sampler(&mut samplers.chain);
-        let mut token =
+        let token =
             candidates.selected_token().ok_or_else(|| stream_error("the sampler chose no token".into()))?;
         if let Some(grammar) = samplers.grammar.as_mut() {
-            let mut single = LlamaTokenDataArray::new(vec![LlamaTokenData::new(token, 1.0, 0.0)], false);
-            single.apply_sampler(grammar);
-            let allowed = single.data.first().is_some_and(|data| data.logit().is_finite());
-            if !allowed {
-                let mut candidates = self.ctx.token_data_array_ith(index);
-                candidates.apply_sampler(grammar);
-                candidates.apply_sampler(&mut samplers.chain);
-                token = candidates
-                    .selected_token()
-                    .ok_or_else(|| stream_error("the grammar allows no token here".into()))?;
-            }
             grammar
                 .try_accept(token)
                 .map_err(|err| stream_error(format!("the grammar rejected the sampled token: {err}")))?;
@@ -418,6 +480,30 @@ impl Engine<'_> {
     }
 }
 
+/// The `k` highest logits as token data, highest first.
+fn top_candidates(logits: &[f32], k: usize) -> Vec<LlamaTokenData> {
+    let mut top: Vec<(f32, usize)> = Vec::with_capacity(k + 1);
+    let mut floor = f32::NEG_INFINITY;
+    for (id, &logit) in logits.iter().enumerate() {
+        if top.len() < k || logit > floor {
+            top.push((logit, id));
+            if top.len() > k {
+                // Drop the smallest; keeping the vector small makes this cheap and rare.
+                let (smallest, _) =
+                    top.iter().enumerate().min_by(|a, b| a.1.0.total_cmp(&b.1.0)).unwrap_or((0, &(0.0, 0)));
+                top.swap_remove(smallest);
+            }
+            if top.len() == k {
+                floor = top.iter().map(|(logit, _)| *logit).fold(f32::INFINITY, f32::min);
+            }
+        }
+    }
+    top.sort_by(|a, b| b.0.total_cmp(&a.0));
+    top.into_iter()
+        .map(|(logit, id)| LlamaTokenData::new(LlamaToken::new(i32::try_from(id).unwrap_or(0)), logit, 0.0))
+        .collect()
+}
+
 /// Takes the longest valid UTF-8 prefix of `pending` (a token can end mid-character).
 fn take_utf8(pending: &mut Vec<u8>) -> String {
     let valid = match std::str::from_utf8(pending) {
@@ -434,4 +520,31 @@ fn take_utf8(pending: &mut Vec<u8>) -> String {
     };
     let rest = pending.split_off(valid);
     String::from_utf8(std::mem::replace(pending, rest)).unwrap_or_default()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn top_candidates_are_the_highest_logits_in_order() {
+        let logits: Vec<f32> = (0..1000).map(|i| ((i * 7919) % 1000) as f32).collect();
+        let top = top_candidates(&logits, 5);
+        let values: Vec<f32> = top.iter().map(|d| d.logit()).collect();
+        assert_eq!(values, vec![999.0, 998.0, 997.0, 996.0, 995.0]);
+        for data in &top {
+            assert_eq!(logits[data.id().0 as usize], data.logit());
+        }
+    }
+
+    #[test]
+    fn take_utf8_keeps_an_unfinished_character_for_later() {
+        let mut pending = "é".as_bytes()[..1].to_vec();
+        assert_eq!(take_utf8(&mut pending), "");
+        pending.extend_from_slice(&"é".as_bytes()[1..]);
+        pending.extend_from_slice(b"x");
+        assert_eq!(take_utf8(&mut pending), "éx");
+        assert!(pending.is_empty());
+    }
 }

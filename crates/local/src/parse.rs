@@ -8,7 +8,7 @@
 //! - a call → `ToolCallStart` once its name is complete, `ToolCallDelta`s with the argument text
 //!   (holding back the last character, which may be the closing `}` of the wrapper), and
 //!   `ToolCallEnd` with the parsed arguments at the newline that ends the JSON;
-//! - a `final_answer` call (in [`AnswerMode::FinalAnswerTool`]) → the decoded `answer` string as
+//! - a `answer` call (in [`AnswerMode::FinalAnswerTool`]) → the decoded `answer` string as
 //!   `TextDelta`s, so the front end sees a plain answer.
 //!
 //! [`OutputParser::finish`] closes an unfinished call as incomplete (`arguments: None`) and picks
@@ -172,7 +172,7 @@ impl OutputParser {
         if !progress.started {
             progress.started = true;
             progress.args_start = args_start;
-            progress.answer = self.mode == AnswerMode::FinalAnswerTool && name == FINAL_ANSWER_TOOL;
+            progress.answer = self.mode != AnswerMode::ToolRequired && name == FINAL_ANSWER_TOOL;
             if !progress.answer {
                 events.push(ModelEvent::ToolCallStart {
                     index,

@@ -69,7 +69,7 @@ fn text_streams_as_it_arrives_and_ends_the_turn() {
 
 #[test]
 fn final_answer_calls_become_plain_text() {
-    let output = "<tool_call>\n{\"name\": \"final_answer\", \"arguments\": {\"answer\": \"Line one:\\n\\\"hello\\\" \\u00e9\"}}\n</tool_call>";
+    let output = "<tool_call>\n{\"name\": \"answer\", \"arguments\": {\"answer\": \"Line one:\\n\\\"hello\\\" \\u00e9\"}}\n</tool_call>";
     for step in [1, 4, 1000] {
         let events = run(AnswerMode::FinalAnswerTool, true, output, step, GenerationEnd::EndOfTurn);
         assert!(events.iter().all(|e| !matches!(e, ModelEvent::ToolCallStart { .. })), "{events:?}");

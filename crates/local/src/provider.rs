@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
-use lathe_protocol::{ModelEvent, ModelRequest, ProviderError};
+use lathe_protocol::{LedgerItem, ModelEvent, ModelRequest, ProviderError};
 use lathe_provider::{ModelStream, Provider};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -40,6 +40,8 @@ pub(crate) struct Job {
     pub mode: AnswerMode,
     pub sampling: Sampling,
     pub call_id_prefix: String,
+    /// Logits added to the answer tool's name (see [`LocalConfig::answer_bias`]); 0 = none.
+    pub answer_bias: f32,
     pub events: mpsc::UnboundedSender<ModelEvent>,
     pub cancel: CancellationToken,
 }
@@ -133,6 +135,48 @@ impl LocalProvider {
         chatml::render_prompt(request, self.config.answer_mode)
     }
 
+    /// Low-level: streams the continuation of an already rendered `prompt` (ChatML text ending
+    /// with the open assistant turn), constrained by `grammar` (GBNF, start rule `root`) if given.
+    /// Output is parsed as in [`AnswerMode::ToolRequired`] when a grammar is given, as text
+    /// otherwise. For benchmarks and probes; agents use [`Provider::stream`].
+    pub fn stream_prompt(
+        &self,
+        prompt: String,
+        grammar: Option<String>,
+        max_output_tokens: u32,
+        cancel: CancellationToken,
+    ) -> ModelStream {
+        let request_number = self.requests.fetch_add(1, Ordering::Relaxed);
+        let (events, receiver) = mpsc::unbounded_channel();
+        let request = ModelRequest { max_output_tokens, ..ModelRequest::default() };
+        let job = Job {
+            prompt,
+            grammar,
+            mode: AnswerMode::ToolRequired,
+            sampling: Sampling {
+                seed: self.config.seed.wrapping_add(request_number as u32),
+                ..self.sampling(&request)
+            },
+            call_id_prefix: format!("call_local_{request_number}_"),
+            answer_bias: 0.0,
+            events,
+            cancel,
+        };
+        self.submit(job);
+        terminated(receiver)
+    }
+
+    fn submit(&self, job: Job) {
+        #[cfg(feature = "llama")]
+        self.worker.submit(job);
+        #[cfg(not(feature = "llama"))]
+        {
+            let _ = job.events.send(ModelEvent::Error {
+                error: ProviderError::Config { message: "this build has no local model support".into() },
+            });
+        }
+    }
+
     fn sampling(&self, request: &ModelRequest) -> Sampling {
         let limit = match request.max_output_tokens {
             0 => self.config.max_output_tokens,
@@ -155,27 +199,47 @@ impl Provider for LocalProvider {
     fn stream(&self, request: &ModelRequest, cancel: CancellationToken) -> ModelStream {
         let mode = self.config.answer_mode;
         let tools = chatml::offered_tools(request, mode);
+        let grammar_mode = effective_mode(mode, request);
         let request_number = self.requests.fetch_add(1, Ordering::Relaxed);
         let (events, receiver) = mpsc::unbounded_channel();
         let job = Job {
             prompt: chatml::render_prompt(request, mode),
-            grammar: grammar::build_grammar(&tools, mode),
-            mode,
-            sampling: self.sampling(request),
+            grammar: grammar::build_grammar(&tools, grammar_mode),
+            mode: grammar_mode,
+            sampling: Sampling {
+                // A different (still reproducible) random stream for every request.
+                seed: self.config.seed.wrapping_add(request_number as u32),
+                ..self.sampling(request)
+            },
             call_id_prefix: format!("call_local_{request_number}_"),
+            answer_bias: if after_tool_result(request) && grammar_mode != AnswerMode::ToolRequired {
+                self.config.answer_bias
+            } else {
+                0.0
+            },
             events,
             cancel,
         };
-        #[cfg(feature = "llama")]
-        self.worker.submit(job);
-        #[cfg(not(feature = "llama"))]
-        {
-            let _ = job.events.send(ModelEvent::Error {
-                error: ProviderError::Config { message: "this build has no local model support".into() },
-            });
-        }
+        self.submit(job);
         terminated(receiver)
     }
+}
+
+/// The grammar of this request: [`AnswerMode::Auto`] forces a call until the model has seen a
+/// tool result in this turn, then allows text too.
+fn effective_mode(mode: AnswerMode, request: &ModelRequest) -> AnswerMode {
+    match mode {
+        AnswerMode::Auto if !after_tool_result(request) => AnswerMode::FinalAnswerTool,
+        other => other,
+    }
+}
+
+/// Whether the last message sent is a tool result (the model is about to react to it).
+fn after_tool_result(request: &ModelRequest) -> bool {
+    matches!(
+        request.messages.iter().rev().find(|item| !matches!(item, LedgerItem::Meta(_))),
+        Some(LedgerItem::ToolResult(_))
+    )
 }
 
 /// The events of `receiver`, ending after the first terminal event; if the sender goes away

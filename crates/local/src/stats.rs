@@ -17,6 +17,11 @@ pub struct LocalStats {
     pub generated_tokens: u64,
     /// Time spent generating (sampling and evaluating generated tokens).
     pub generation_ms: f64,
+    /// Part of `generation_ms` spent choosing tokens (sampling and grammar checks).
+    pub sampling_ms: f64,
+    /// Tokens for which none of the most likely candidates fit the grammar, so the grammar was
+    /// applied to the whole vocabulary.
+    pub grammar_fallbacks: u64,
     /// From the start of the request to the first generated token.
     pub first_token_ms: f64,
     /// Requests served by this provider so far.

@@ -115,8 +115,8 @@ fn final_answer_mode_forces_a_call_every_turn() {
     assert_closed(&grammar);
     assert_eq!(rule(&grammar, "root"), "final | calls");
     assert!(!grammar.contains("text ::="));
-    assert!(rule(&grammar, "final").contains(r#""\"final_answer\", \"arguments\": ""#));
-    assert!(!rule(&grammar, "call").contains("final_answer"));
+    assert!(rule(&grammar, "final").contains(r#""\"answer\", \"arguments\": ""#));
+    assert!(!rule(&grammar, "call").contains("\"answer\""));
 }
 
 #[test]
@@ -172,4 +172,12 @@ fn unknown_constructs_fall_back_to_any_json_value() {
 #[test]
 fn literals_escape_quotes_backslashes_and_control_characters() {
     assert_eq!(literal("a\"b\\c\nd\u{1}"), r#""a\"b\\c\nd\x01""#);
+}
+
+#[test]
+fn tool_required_mode_allows_only_calls() {
+    let grammar = build_grammar(&builtin_tools(), AnswerMode::ToolRequired).unwrap();
+    assert_closed(&grammar);
+    assert_eq!(rule(&grammar, "root"), "calls");
+    assert!(!grammar.contains("\"answer\"") && !grammar.lines().any(|line| line.starts_with("text ::=")));
 }

@@ -5,6 +5,7 @@
 //! ```text
 //! root  ::= calls | text                      (AnswerMode::Text)
 //! root  ::= final | calls                     (AnswerMode::FinalAnswerTool)
+//! root  ::= calls                             (AnswerMode::ToolRequired)
 //! calls ::= call ("\n" call)*
 //! call  ::= "<tool_call>\n{\"name\": " ( "\"read_file\", \"arguments\": " read-file-args | … ) "}\n</tool_call>"
 //! ```
@@ -29,7 +30,7 @@ pub use schema::literal;
 /// The name of the start rule of every generated grammar.
 pub const ROOT: &str = "root";
 
-/// Builds the grammar for `tools` (the offered tools, `final_answer` included when `mode` uses it).
+/// Builds the grammar for `tools` (the offered tools, `answer` included when `mode` uses it).
 /// `None` when there are no tools: the output is free text.
 pub fn build_grammar(tools: &[ToolSpec], mode: AnswerMode) -> Option<String> {
     if tools.is_empty() {
@@ -43,7 +44,7 @@ pub fn build_grammar(tools: &[ToolSpec], mode: AnswerMode) -> Option<String> {
         let args = builder.schema_rule(&tool.input_schema, &tool.input_schema, &prefix, 0);
         let head = literal(&format!("{}, \"arguments\": ", crate::pyjson::to_string(&tool.name)));
         let alternative = format!("{head} {args}");
-        if mode == AnswerMode::FinalAnswerTool && tool.name == FINAL_ANSWER_TOOL {
+        if mode != AnswerMode::ToolRequired && tool.name == FINAL_ANSWER_TOOL {
             final_alternative = Some(alternative);
         } else {
             call_alternatives.push(alternative);
@@ -62,7 +63,7 @@ pub fn build_grammar(tools: &[ToolSpec], mode: AnswerMode) -> Option<String> {
         rules.push(format!("calls ::= call ( {} call )*", literal("\n")));
         root.push("calls".to_string());
     }
-    if mode == AnswerMode::Text || root.is_empty() {
+    if matches!(mode, AnswerMode::Text | AnswerMode::Auto) || root.is_empty() {
         rules.push("text ::= [^<{`\\[ \\t\\r\\n] .*".to_string());
         root.push("text".to_string());
     }
