@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A 5-task local suite: tiny read / write / edit / shell tasks run by the real agent loop
 # (`lathe -p … --provider local --yolo`) on each local model; prints the success rate per model.
-# Each task runs in a fresh temp workspace and is checked by looking at the files or the answer.
+# Each task runs in a fresh temp workspace; it passes when lathe exits 0 (the model ended the turn
+# itself, within --max-turns) and the files or the answer are right. TASK_TIMEOUT (default 240 s)
+# bounds each run.
 #   bench/local/suite.sh                 # both sizes
 #   SIZES=0.5b bench/local/suite.sh
 # Needs `lathe` built with the local model: cargo build --release --features local
@@ -17,9 +19,9 @@ mkdir -p "$out"
 tasks=(
   "read|printf 'Buy milk before Friday\nCall the plumber\n' > notes.txt|What is the first line of notes.txt?|grep -q 'Buy milk before Friday' <<<\"\$answer\""
   "write|:|Create a file named hello.txt containing exactly the text: Hello, Lathe!|grep -q 'Hello, Lathe!' hello.txt"
-  "edit|printf 'def greet():\n    return \"Helo, world\"\n' > greet.py|In greet.py, fix the typo Helo so the function returns Hello, world.|grep -q 'Hello, world' greet.py && ! grep -q Helo greet.py"
+  "edit|printf 'def greet():\n    return \"Helo, world\"\n' > greet.py|In greet.py, fix the typo Helo so the function returns Hello, world.|python3 -c 'import greet; assert greet.greet() == \"Hello, world\"'"
   "shell|:|Run this shell command: echo lathe-ok > done.txt|grep -q lathe-ok done.txt"
-  "count|printf 'a\nb\nc\nd\n' > data.txt|How many lines does data.txt have? Use a shell command to count them.|grep -q 4 <<<\"\$answer\""
+  "count|printf 'a\nb\nc\nd\n' > data.txt|How many lines does data.txt have? Use a shell command to count them.|grep -qw 4 <<<\"\$answer\" && ! grep -qw 3 <<<\"\$answer\""
 )
 
 for size in ${SIZES:-0.5b 1.5b}; do
@@ -33,10 +35,10 @@ for size in ${SIZES:-0.5b 1.5b}; do
     dir="$(mktemp -d)"
     (cd "$dir" && eval "$setup")
     start=$(date +%s%N)
-    answer="$(timeout 600 "$lathe" -p "$prompt" --provider local --model-path "$model" --yolo -C "$dir" --max-turns 8 2>>"$log")"
+    answer="$(timeout "${TASK_TIMEOUT:-240}" "$lathe" -p "$prompt" --provider local --model-path "$model" --yolo -C "$dir" --max-turns 8 2>>"$log")"
     status=$?
     elapsed=$(( ($(date +%s%N) - start) / 1000000000 ))
-    if (cd "$dir" && answer="$answer" eval "$check") 2>/dev/null; then
+    if [ "$status" -eq 0 ] && (cd "$dir" && answer="$answer" eval "$check") 2>/dev/null; then
       result=pass; passed=$((passed + 1))
     else
       result=FAIL

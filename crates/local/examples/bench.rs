@@ -99,11 +99,11 @@ async fn main() -> ExitCode {
     }
     let (second, turn2) = run(&provider, &request).await;
 
-    // Free generation without a grammar: 128 tokens of prose.
+    // Free generation without a grammar: up to 128 tokens of prose.
     let prose = ModelRequest {
         model: "local".into(),
         messages: vec![LedgerItem::User(UserMessage::text(
-            "Explain in detail how a hash map works in Rust.",
+            "Write a long, detailed essay (at least 300 words) on how hash maps work in Rust.",
         ))],
         max_output_tokens: 128,
         temperature: Some(0.0),

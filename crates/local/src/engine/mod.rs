@@ -12,10 +12,7 @@
 //! 6. report usage (`input_tokens` = prompt tokens, `cache_read_input_tokens` = reused tokens,
 //!    `output_tokens` = generated) and update [`LocalStats`].
 //!
-//! Sampling follows llama.cpp's `common_sampler`: pick a token without the grammar, check that one
-//! token against the grammar, and only when it is rejected apply the grammar to the whole
-//! vocabulary and pick again — the grammar costs little when the model already agrees with it.
-//! Tokens are accepted once, with `try_accept` (which reports instead of aborting).
+//! Token selection (grammar, answer prior, decoding chain) lives in [`sampling`].
 
 use std::num::NonZeroU32;
 use std::panic::AssertUnwindSafe;
@@ -30,23 +27,21 @@ use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::model::params::LlamaModelParams;
-use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
-use llama_cpp_2::token::data::LlamaTokenData;
-use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 
-use crate::chatml::FINAL_ANSWER_TOOL;
 use crate::config::LocalConfig;
 use crate::parse::{GenerationEnd, OutputParser};
-use crate::provider::{Job, Sampling};
+use crate::provider::Job;
 use crate::stats::LocalStats;
+
+mod sampling;
+
+use sampling::Samplers;
 
 /// Tokens evaluated per `llama_decode` call while processing a prompt.
 const BATCH_TOKENS: u32 = 512;
 /// The output ends here when the model is about to write a tool name.
 const NAME_POSITION: &str = "<tool_call>\n{\"name\": \"";
-/// Candidates checked against the grammar before falling back to the whole vocabulary.
-const TOP_CANDIDATES: usize = 64;
 /// A prompt must leave at least this many tokens of the context for the answer.
 const MIN_ANSWER_TOKENS: usize = 16;
 
@@ -109,7 +104,7 @@ fn config_error(message: String) -> ProviderError {
     ProviderError::Config { message }
 }
 
-fn stream_error(message: String) -> ProviderError {
+pub(crate) fn stream_error(message: String) -> ProviderError {
     ProviderError::Stream { api: ApiError { status: None, error_type: Some("local".into()), message } }
 }
 
@@ -199,16 +194,6 @@ struct Times {
     sampling_ms: f64,
 }
 
-/// The samplers of one request: the grammar (if any) and the selection chain.
-struct Samplers {
-    grammar: Option<LlamaSampler>,
-    chain: LlamaSampler,
-    /// Time spent in `sample`, milliseconds.
-    sampling_ms: f64,
-    /// Full-vocabulary grammar applications.
-    fallbacks: u64,
-}
-
 impl Engine<'_> {
     fn serve(&mut self, job: Job) {
         let _ = job.events.send(ModelEvent::Started { model: Some(self.model_name.clone()) });
@@ -242,7 +227,7 @@ impl Engine<'_> {
             });
         }
         let budget = (n_ctx - tokens.len()).min(job.sampling.max_output_tokens as usize);
-        let mut samplers = self.samplers(job)?;
+        let mut samplers = Samplers::new(self.model, job)?;
 
         let mut reuse = self.cached.iter().zip(&tokens).take_while(|(a, b)| a == b).count();
         if reuse == tokens.len() {
@@ -271,7 +256,7 @@ impl Engine<'_> {
             } else {
                 0.0
             };
-            let token = self.sample(&mut samplers, logits_index, bias)?;
+            let token = samplers.sample(&self.ctx, self.model, logits_index, bias)?;
             if generated == 0 {
                 first_token_ms = started.elapsed().as_secs_f64() * 1000.0;
             }
@@ -341,93 +326,6 @@ impl Engine<'_> {
         *guard
     }
 
-    fn samplers(&self, job: &Job) -> Result<Samplers, ProviderError> {
-        let grammar = match &job.grammar {
-            Some(text) => {
-                Some(LlamaSampler::grammar(self.model, text, crate::grammar::ROOT).map_err(|err| {
-                    config_error(format!(
-                        "the tool-call grammar does not compile ({err}); a tool schema is not supported"
-                    ))
-                })?)
-            }
-            None => None,
-        };
-        let Sampling { temperature, top_p, seed, .. } = job.sampling;
-        let chain = if temperature <= 0.0 {
-            LlamaSampler::greedy()
-        } else {
-            LlamaSampler::chain_simple([
-                LlamaSampler::top_p(top_p, 1),
-                LlamaSampler::temp(temperature),
-                LlamaSampler::dist(seed),
-            ])
-        };
-        Ok(Samplers { grammar, chain, sampling_ms: 0.0, fallbacks: 0 })
-    }
-
-    /// Picks the next token from the logits at `index` and accepts it into the samplers.
-    ///
-    /// The grammar is applied to the [`TOP_CANDIDATES`] most likely tokens only, and to the whole
-    /// vocabulary when none of them is allowed. For greedy decoding this is exact (the best
-    /// allowed token among the top ones is the best allowed token overall); for sampling it is the
-    /// top-k filter the chain applies anyway.
-    fn sample(
-        &self,
-        samplers: &mut Samplers,
-        index: i32,
-        answer_bias: f32,
-    ) -> Result<LlamaToken, ProviderError> {
-        let started = Instant::now();
-        let token = self.choose(samplers, index, answer_bias);
-        samplers.sampling_ms += started.elapsed().as_secs_f64() * 1000.0;
-        token
-    }
-
-    fn choose(
-        &self,
-        samplers: &mut Samplers,
-        index: i32,
-        answer_bias: f32,
-    ) -> Result<LlamaToken, ProviderError> {
-        let logits = self.ctx.get_logits_ith(index);
-        let mut candidates = LlamaTokenDataArray::new(top_candidates(logits, TOP_CANDIDATES), true);
-        if let Some(grammar) = samplers.grammar.as_mut() {
-            candidates.apply_sampler(grammar);
-            candidates.data.retain(|data| data.logit().is_finite());
-            if candidates.data.is_empty() {
-                samplers.fallbacks += 1;
-                candidates = self.ctx.token_data_array_ith(index);
-                candidates.apply_sampler(grammar);
-                candidates.data.retain(|data| data.logit().is_finite());
-                candidates.sorted = false;
-                if candidates.data.is_empty() {
-                    return Err(stream_error("the grammar allows no token here".into()));
-                }
-            }
-        }
-        candidates.selected = None;
-        if answer_bias != 0.0 {
-            // Only tokens that begin the answer tool's name: `answer`, `ans`, `a`…
-            for data in candidates.data.iter_mut() {
-                let piece = self.model.vocab().token_to_piece(data.id(), true, None);
-                if !piece.is_empty() && FINAL_ANSWER_TOOL.as_bytes().starts_with(&piece) {
-                    data.set_logit(data.logit() + answer_bias);
-                }
-            }
-            candidates.sorted = false;
-        }
-        candidates.apply_sampler(&mut samplers.chain);
-        let token =
-            candidates.selected_token().ok_or_else(|| stream_error("the sampler chose no token".into()))?;
-        if let Some(grammar) = samplers.grammar.as_mut() {
-            grammar
-                .try_accept(token)
-                .map_err(|err| stream_error(format!("the grammar rejected the sampled token: {err}")))?;
-        }
-        samplers.chain.accept(token);
-        Ok(token)
-    }
-
     /// Removes cache entries from position `keep` on.
     fn truncate_cache(&mut self, keep: usize) -> Result<(), ProviderError> {
         if keep < self.cached.len() {
@@ -480,30 +378,6 @@ impl Engine<'_> {
     }
 }
 
-/// The `k` highest logits as token data, highest first.
-fn top_candidates(logits: &[f32], k: usize) -> Vec<LlamaTokenData> {
-    let mut top: Vec<(f32, usize)> = Vec::with_capacity(k + 1);
-    let mut floor = f32::NEG_INFINITY;
-    for (id, &logit) in logits.iter().enumerate() {
-        if top.len() < k || logit > floor {
-            top.push((logit, id));
-            if top.len() > k {
-                // Drop the smallest; keeping the vector small makes this cheap and rare.
-                let (smallest, _) =
-                    top.iter().enumerate().min_by(|a, b| a.1.0.total_cmp(&b.1.0)).unwrap_or((0, &(0.0, 0)));
-                top.swap_remove(smallest);
-            }
-            if top.len() == k {
-                floor = top.iter().map(|(logit, _)| *logit).fold(f32::INFINITY, f32::min);
-            }
-        }
-    }
-    top.sort_by(|a, b| b.0.total_cmp(&a.0));
-    top.into_iter()
-        .map(|(logit, id)| LlamaTokenData::new(LlamaToken::new(i32::try_from(id).unwrap_or(0)), logit, 0.0))
-        .collect()
-}
-
 /// Takes the longest valid UTF-8 prefix of `pending` (a token can end mid-character).
 fn take_utf8(pending: &mut Vec<u8>) -> String {
     let valid = match std::str::from_utf8(pending) {
@@ -526,17 +400,6 @@ fn take_utf8(pending: &mut Vec<u8>) -> String {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn top_candidates_are_the_highest_logits_in_order() {
-        let logits: Vec<f32> = (0..1000).map(|i| ((i * 7919) % 1000) as f32).collect();
-        let top = top_candidates(&logits, 5);
-        let values: Vec<f32> = top.iter().map(|d| d.logit()).collect();
-        assert_eq!(values, vec![999.0, 998.0, 997.0, 996.0, 995.0]);
-        for data in &top {
-            assert_eq!(logits[data.id().0 as usize], data.logit());
-        }
-    }
 
     #[test]
     fn take_utf8_keeps_an_unfinished_character_for_later() {
