@@ -32,7 +32,10 @@ for size in ${SIZES:-0.5b 1.5b}; do
   : >"$log"
   for task in "${tasks[@]}"; do
     IFS='|' read -r name setup prompt check <<<"$task"
-    dir="$(mktemp -d)"
+    # A fixed, ordinary-looking path: the workspace path is in the system prompt, and a random
+    # temp name (tmp.Xq3…) measurably changes what a small model does.
+    dir="${TMPDIR:-/tmp}/lathe-suite/$name"
+    rm -rf "$dir" && mkdir -p "$dir"
     (cd "$dir" && eval "$setup")
     start=$(date +%s%N)
     answer="$(timeout "${TASK_TIMEOUT:-240}" "$lathe" -p "$prompt" --provider local --model-path "$model" --yolo -C "$dir" --max-turns 8 2>>"$log")"

@@ -111,7 +111,8 @@ pub struct LocalConfig {
     pub model_size: ModelSize,
     /// Context window in tokens (KV-cache size). Default 8192.
     pub context_tokens: u32,
-    /// CPU threads for generation and prompt processing; `None` uses every available core.
+    /// CPU threads for generation and prompt processing; `None` uses every core for prompt
+    /// processing and all but one for generation (robust when another process is busy).
     pub threads: Option<u32>,
     /// Sampling temperature; `0` is greedy decoding (deterministic). A request's own temperature
     /// overrides it.
