@@ -27,7 +27,9 @@ lathe="$target/release/lathe"
 echo "== fetching the local model ($size)" >&2
 "$lathe" model fetch "$size"
 
-workspace="$(mktemp -d "${TMPDIR:-/tmp}/lathe-demo.XXXXXX")"
+# A fixed, ordinary path: the small model's greedy answers depend on the prompt, which names it.
+workspace="${TMPDIR:-/tmp}/lathe-demo"
+rm -rf "$workspace" && mkdir -p "$workspace"
 cat >"$workspace/notes.txt" <<'TXT'
 Ship the 0.2 release on Friday
 Ask Sam about the flaky test
