@@ -221,22 +221,9 @@ pub(crate) fn interrupted(call: &ToolCall, why: &str) -> Executed {
     }
 }
 
-/// Whether `path` (resolved against the workspace, symlinks followed as far as the path exists)
-/// lies inside the workspace.
+/// Whether `path` (resolved against the workspace) lies inside the workspace.
 fn inside_workspace(ctx: &ToolContext, path: &str) -> bool {
-    let resolved = ctx.resolve(path);
-    let root = ctx.workspace.canonicalize().unwrap_or_else(|_| ctx.workspace.clone());
-    // Canonicalise the longest existing ancestor, then re-append the part that does not exist yet.
-    let mut existing = resolved.as_path();
-    let mut rest = Vec::new();
-    while !existing.exists() {
-        let (Some(parent), Some(name)) = (existing.parent(), existing.file_name()) else { break };
-        rest.push(name.to_os_string());
-        existing = parent;
-    }
-    let mut real = existing.canonicalize().unwrap_or_else(|_| existing.to_path_buf());
-    real.extend(rest.iter().rev());
-    real.starts_with(&root)
+    lathe_policy::path::is_inside(&ctx.workspace, &ctx.resolve(path))
 }
 
 fn action_kind(tool: &str, effect: Effect) -> ActionKind {

@@ -12,6 +12,8 @@
 //! Rules (`Bash(npm test *)`, `Edit(src/**)`), shell analysis and the OS sandbox come later and slot in
 //! before step 2.
 
+pub mod path;
+
 use std::fmt;
 use std::str::FromStr;
 
