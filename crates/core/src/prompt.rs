@@ -64,7 +64,7 @@ pub async fn environment_block(cwd: &Path) -> String {
         std::env::consts::ARCH,
     );
     // Outside a repository, spawning git would only cost start-up time.
-    if !cwd.ancestors().any(|dir| dir.join(".git").exists()) {
+    if repo_root(cwd).is_none() {
         text.push_str("Git: not a repository\n");
         return text;
     }
@@ -105,6 +105,11 @@ pub async fn environment_block(cwd: &Path) -> String {
     text
 }
 
+/// The nearest ancestor of `cwd` (itself included) that holds `.git`.
+fn repo_root(cwd: &Path) -> Option<&Path> {
+    cwd.ancestors().find(|dir| dir.join(".git").exists())
+}
+
 async fn git(cwd: &Path, args: &[&str]) -> Option<String> {
     let output = Command::new("git")
         .args(args)
@@ -125,7 +130,7 @@ pub fn instruction_files(cwd: &Path, home: &Path) -> Vec<PathBuf> {
     if global.is_file() {
         files.push(global);
     }
-    let root = cwd.ancestors().find(|dir| dir.join(".git").exists()).unwrap_or(cwd);
+    let root = repo_root(cwd).unwrap_or(cwd);
     let mut chain: Vec<&Path> = cwd.ancestors().take_while(|dir| dir.starts_with(root)).collect();
     chain.reverse();
     for dir in chain {
