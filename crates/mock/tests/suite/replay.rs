@@ -9,8 +9,10 @@ use serde_json::{Value, json};
 
 use super::{ALL, Decoded, decode, endpoint, parse_sse};
 
-const LATHE_TOOLS: [&str; 8] =
-    ["read_file", "write_file", "edit_file", "grep", "glob", "list_dir", "shell", "todo_write"];
+/// The tools Lathe really offers, so the client's requests never drift from the real tool list.
+fn lathe_tools() -> Vec<String> {
+    lathe_tools::ToolRegistry::builtin().names()
+}
 
 fn case_path(id: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../../shared/replay/{id}.json"))
@@ -41,8 +43,8 @@ impl Client {
     }
 
     fn body(&self, with_tools: bool) -> Value {
-        let tools: Vec<Value> = LATHE_TOOLS
-            .iter()
+        let tools: Vec<Value> = lathe_tools()
+            .into_iter()
             .filter(|_| with_tools)
             .map(|name| match self.protocol {
                 Protocol::Anthropic => json!({"name": name, "input_schema": {"type": "object"}}),
