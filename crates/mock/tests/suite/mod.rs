@@ -52,6 +52,19 @@ pub async fn post(url: &str, body: &Value) -> (u16, reqwest::header::HeaderMap, 
 }
 
 /// The endpoint URL for a protocol on a server base URL, as the real clients build it.
+/// Polls `probe` every 5 ms until it returns a value (panics after 5 s): waits for a condition
+/// instead of sleeping for a guessed time.
+pub async fn eventually<T>(probe: impl Fn() -> Option<T>) -> T {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        if let Some(value) = probe() {
+            return value;
+        }
+        assert!(std::time::Instant::now() < deadline, "condition not reached within 5 s");
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+}
+
 pub fn endpoint(base: &str, protocol: lathe_mock::Protocol) -> String {
     match protocol {
         lathe_mock::Protocol::Anthropic => format!("{base}/v1/messages"),

@@ -4,7 +4,7 @@ use lathe_mock::{MockServer, Mode, Protocol, Script};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use super::{ALL, decode, endpoint, parse_sse, post, simple_request};
+use super::{ALL, decode, endpoint, eventually, parse_sse, post, simple_request};
 
 fn script(v: Value) -> Script {
     Script::from_json(&v.to_string()).unwrap()
@@ -244,10 +244,13 @@ async fn delays_are_real_and_the_end_time_is_logged() {
     let (status, _, _) =
         post(&endpoint(&server.url(), Protocol::Anthropic), &simple_request(Protocol::Anthropic, true)).await;
     assert_eq!(status, 200);
-    // The body ends before the client sees its end; give the guard a moment to run.
-    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    let r = &server.requests()[0];
-    let end = r.response_end_ms.expect("end time recorded");
+    // The client can see the body's end before the server's guard records it: wait for the record.
+    let (r, end) = eventually(|| {
+        let r = server.requests().into_iter().next()?;
+        let end = r.response_end_ms?;
+        Some((r, end))
+    })
+    .await;
     // 100 ms before the headers, then 30 ms before each of the 10 events after the first (message_start,
     // ping, block start, 5 deltas, block stop, message_delta, message_stop).
     assert!(end - r.received_ms >= 100.0 + 10.0 * 30.0, "took {} ms", end - r.received_ms);
@@ -267,10 +270,12 @@ async fn log_file_gets_one_json_line_per_request_and_control_routes_answer() {
     for protocol in [Protocol::OpenaiChat, Protocol::OpenaiResponses] {
         post(&endpoint(&server.url(), protocol), &simple_request(protocol, true)).await;
     }
-    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    let lines: Vec<Value> =
-        std::fs::read_to_string(&log).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert_eq!(lines.len(), 2);
+    // The log line is written when the response has ended, which the client may see first.
+    let lines: Vec<Value> = eventually(|| {
+        let text = std::fs::read_to_string(&log).ok()?;
+        (text.lines().count() == 2).then(|| text.lines().map(|l| serde_json::from_str(l).unwrap()).collect())
+    })
+    .await;
     assert_eq!(lines[0]["protocol"], "openai-chat");
     assert_eq!(lines[1]["protocol"], "openai-responses");
     assert_eq!(lines[1]["seq"], 1);
