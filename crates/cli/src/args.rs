@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use lathe_core::host::{Flags, SessionChoice};
 
 /// Exit status when the run succeeded.
 pub const EXIT_OK: u8 = 0;
@@ -78,8 +79,8 @@ pub struct Cli {
     #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
     pub continue_session: bool,
 
-    /// Resume the session with this id.
-    #[arg(short = 'r', long, value_name = "SESSION_ID")]
+    /// Resume the session with this id (`lathe sessions` lists them).
+    #[arg(short = 'r', long, value_name = "SESSION_ID", num_args = 0..=1, default_missing_value = "")]
     pub resume: Option<String>,
 
     /// Path of the GGUF model file for the local provider.
@@ -94,6 +95,13 @@ pub struct Cli {
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// List this directory's sessions, newest first: id, date, user turns, estimated cost, first
+    /// prompt.
+    Sessions {
+        /// One JSON array for scripts instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Manage the local model.
     Model {
         /// What to do.
@@ -128,4 +136,27 @@ pub enum OutputFormat {
     Json,
     /// Newline-delimited JSON events as they happen, ending with a `result` object.
     StreamJson,
+}
+
+impl Cli {
+    /// The flags the session builder takes.
+    pub fn flags(&self) -> Flags {
+        let session = match (&self.resume, self.continue_session) {
+            (Some(id), _) => SessionChoice::Resume(id.clone()),
+            (None, true) => SessionChoice::Continue,
+            (None, false) => SessionChoice::New,
+        };
+        Flags {
+            dir: self.dir.clone(),
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            permission_mode: self.permission_mode.clone(),
+            yolo: self.yolo,
+            max_turns: self.max_turns,
+            max_cost_usd: self.max_cost,
+            model_path: self.model_path.clone(),
+            session,
+        }
+    }
 }

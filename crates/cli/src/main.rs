@@ -1,13 +1,14 @@
 //! The `lathe` binary: argument parsing and the headless front end (print mode).
 //!
-//! Flow: parse flags → [`setup::prepare`] (config layers, provider, session, system prompt, tools) →
-//! run the agent for the prompt while a printer task consumes its events → exit with a status that
-//! tells success, usage error, provider error, limit, or cancel apart (see `lathe --help`).
+//! Flow: parse flags → start a session with `lathe_core::host::SessionBuilder` (config layers,
+//! provider, session, system prompt, tools) → send the prompt as an op while the printer consumes
+//! the session's events → exit with a status that tells success, usage error, provider error,
+//! limit, or cancel apart (see `lathe --help`).
 
 mod args;
-mod local;
+mod model;
 mod print;
-mod setup;
+mod sessions;
 
 use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
@@ -16,9 +17,9 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
 use clap::Parser;
-use lathe_protocol::{AgentEvent, StopCause, UserMessage};
+use lathe_core::host::{SessionBuilder, SessionChoice, SessionHandle, StartError};
+use lathe_protocol::{AgentEvent, AgentOp, Content, StopCause};
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use crate::args::{Cli, Command, EXIT_API, EXIT_CANCELLED, EXIT_FAILED, EXIT_LIMIT, EXIT_OK, EXIT_USAGE};
 use crate::print::Printer;
@@ -40,10 +41,10 @@ fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
-/// Cancels the run on SIGINT (Ctrl+C), SIGTERM or SIGHUP — the loop then kills running commands
-/// and records interrupted results — and exits at once on a second signal. Returns the exit status
-/// a signal asks for (130, 143 or 129), 0 until one arrives.
-fn watch_signals(cancel: CancellationToken) -> Arc<AtomicU8> {
+/// Cancels the run on SIGINT (Ctrl+C), SIGTERM or SIGHUP — the session then kills running
+/// commands and records interrupted results — and exits at once on a second signal. Returns the
+/// exit status a signal asks for (130, 143 or 129), 0 until one arrives.
+fn watch_signals(ops: mpsc::UnboundedSender<AgentOp>) -> Arc<AtomicU8> {
     let status = Arc::new(AtomicU8::new(0));
     let seen = status.clone();
     tokio::spawn(async move {
@@ -61,7 +62,7 @@ fn watch_signals(cancel: CancellationToken) -> Arc<AtomicU8> {
             if seen.swap(code, Ordering::SeqCst) != 0 {
                 std::process::exit(i32::from(code));
             }
-            cancel.cancel();
+            let _ = ops.send(AgentOp::Cancel);
         }
     });
     status
@@ -77,10 +78,19 @@ fn init_tracing() {
 }
 
 async fn run(cli: Cli) -> u8 {
-    if let Some(Command::Model { action }) = &cli.command {
-        return local::model_command(action).await;
+    match &cli.command {
+        Some(Command::Model { action }) => return model::model_command(action).await,
+        Some(Command::Sessions { json }) => return list_sessions(&cli, *json),
+        None => {}
     }
     let Some(mut prompt) = cli.prompt.clone() else {
+        if !std::io::stdin().is_terminal() {
+            eprintln!(
+                "lathe: error: stdin is not a terminal; run a task headless with `lathe -p \"<prompt>\"` \
+                 (piped input is appended to the prompt)"
+            );
+            return EXIT_USAGE;
+        }
         eprintln!(
             "lathe: error: the interactive terminal UI is not available in this build; run a task headless \
              with `lathe -p \"<prompt>\"` (see --help)"
@@ -98,65 +108,71 @@ async fn run(cli: Cli) -> u8 {
         eprintln!("lathe: error: the prompt is empty");
         return EXIT_USAGE;
     }
+    let flags = cli.flags();
+    if flags.session == SessionChoice::Resume(String::new()) {
+        eprintln!("lathe: error: --resume needs a session id in print mode; `lathe sessions` lists them");
+        return EXIT_USAGE;
+    }
 
     tracing::debug!("arguments parsed");
-    let prepared = match setup::prepare(&cli).await {
-        Ok(prepared) => prepared,
+    let session = match SessionBuilder::new(flags).start().await {
+        Ok(session) => session,
         Err(error) => {
             eprintln!("lathe: error: {error}");
             return match error {
-                setup::SetupError::Session(_) => EXIT_FAILED,
-                setup::SetupError::Usage(_) | setup::SetupError::Config(_) => EXIT_USAGE,
+                StartError::Usage(_) | StartError::Config(_) => EXIT_USAGE,
             };
         }
     };
-    tracing::debug!(session = %prepared.session_id, "session ready");
-    let mut agent = prepared.agent;
-    let printer = Printer::new(cli.output_format, prepared.session_id.clone());
-    printer.init(
-        &prepared.model,
-        &prepared.provider,
-        &agent.tools().names(),
-        &prepared.cwd.display().to_string(),
-    );
-    for warning in &prepared.warnings {
-        printer.warning(warning);
-    }
+    tracing::debug!(session = %session.info.id, "session ready");
+    print_mode(cli.output_format, session, prompt).await
+}
 
-    let cancel = CancellationToken::new();
-    let signalled = watch_signals(cancel.clone());
-
-    let (events, mut receiver) = mpsc::unbounded_channel::<AgentEvent>();
-    let printing = tokio::spawn(async move {
-        let mut finished = None;
-        while let Some(event) = receiver.recv().await {
-            printer.event(&event);
-            if let AgentEvent::Finished { cause, stats, final_text } = event {
-                finished = Some((cause, stats, final_text));
+/// Print mode: one prompt, every event printed as it comes, the result at the end.
+async fn print_mode(format: args::OutputFormat, session: SessionHandle, prompt: String) -> u8 {
+    let SessionHandle { ops, mut events, info, task } = session;
+    let printer = Printer::new(format, info.id.clone());
+    let signalled = watch_signals(ops.clone());
+    let _ = ops.send(AgentOp::UserInput { content: vec![Content::text(prompt)] });
+    let mut finished = None;
+    while let Some(event) = events.recv().await {
+        match &event {
+            AgentEvent::SessionStarted { model, provider, tools, cwd, .. } => {
+                printer.init(model, provider, tools, cwd)
             }
+            AgentEvent::Warning { message } => printer.warning(message),
+            AgentEvent::Finished { cause, stats, final_text } => {
+                finished = Some((cause.clone(), *stats, final_text.clone()));
+                let _ = ops.send(AgentOp::Quit);
+            }
+            _ => printer.event(&event),
         }
-        (printer, finished)
-    });
-    let outcome = agent.run(UserMessage::text(prompt), &events, &cancel).await;
-    drop(events);
-    let Ok((printer, finished)) = printing.await else {
-        eprintln!("lathe: error: the output task failed");
+    }
+    let _ = task.await;
+    let Some((cause, stats, final_text)) = finished else {
+        eprintln!("lathe: error: the session ended without finishing the run");
         return EXIT_FAILED;
     };
-    match outcome {
-        Err(error) => {
-            let cause = StopCause::Error { kind: "session".into(), message: error.to_string() };
-            printer.finish(&cause, &agent.stats(), "");
-            EXIT_FAILED
+    printer.finish(&cause, &stats, &final_text);
+    match (exit_code(&cause), signalled.load(Ordering::SeqCst)) {
+        (EXIT_CANCELLED, signal) if signal != 0 => signal,
+        (code, _) => code,
+    }
+}
+
+fn list_sessions(cli: &Cli, json: bool) -> u8 {
+    match lathe_core::host::list_sessions(&cli.flags(), None) {
+        Ok(list) => {
+            if json {
+                sessions::print_json(&list);
+            } else {
+                sessions::print_table(&list);
+            }
+            EXIT_OK
         }
-        Ok(cause) => {
-            if let Some((cause, stats, final_text)) = &finished {
-                printer.finish(cause, stats, final_text);
-            }
-            match (exit_code(&cause), signalled.load(Ordering::SeqCst)) {
-                (EXIT_CANCELLED, signal) if signal != 0 => signal,
-                (code, _) => code,
-            }
+        Err(error) => {
+            eprintln!("lathe: error: {error}");
+            EXIT_USAGE
         }
     }
 }

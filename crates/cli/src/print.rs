@@ -100,6 +100,10 @@ impl Printer {
             | AgentEvent::ThinkingDelta { .. }
             | AgentEvent::ToolCallStarted { .. }
             | AgentEvent::PermissionRequest { .. }
+            | AgentEvent::ModeChanged { .. }
+            | AgentEvent::ModelChanged { .. }
+            | AgentEvent::UserTurns { .. }
+            | AgentEvent::Rewound { .. }
             | AgentEvent::Finished { .. } => {}
         }
     }
@@ -195,6 +199,10 @@ fn text_progress(event: &AgentEvent) {
         | AgentEvent::PermissionRequest { .. }
         | AgentEvent::Todos { .. }
         | AgentEvent::Usage { .. }
+        | AgentEvent::ModeChanged { .. }
+        | AgentEvent::ModelChanged { .. }
+        | AgentEvent::UserTurns { .. }
+        | AgentEvent::Rewound { .. }
         | AgentEvent::Finished { .. } => {}
     }
 }

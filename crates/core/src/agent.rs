@@ -4,7 +4,11 @@
 //! request → stream events to the front end → append the assistant message → no tool calls? done :
 //! run the calls and append their results }. The loop ends on: no tool calls, cancel, max turns, the
 //! cost budget, or no progress (the same call failing the same way 3 times in a row). Whatever the
-//! exit, every tool call in the ledger has its result.
+//! exit, every tool call in the ledger has its result, and the session file is synced.
+//!
+//! A session file that cannot be written never stops a run: the first failed append is reported
+//! as a warning (the session is incomplete from there) and the loop goes on in memory. Before a call
+//! changes a file, the file's state is saved for `/rewind` ([`crate::history`], [`crate::snapshot`]).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -13,18 +17,19 @@ use std::time::Instant;
 use futures::StreamExt;
 use lathe_policy::PermissionMode;
 use lathe_protocol::{
-    Accumulator, AgentEvent, AssistantMessage, Content, LedgerItem, ModelEvent, ModelRequest, ProviderError,
-    RunStats, StopCause, StopReason, SystemBlock, ThinkingFormat, Usage, UserMessage,
+    Accumulator, AgentEvent, AssistantMessage, Content, LedgerItem, Meta, ModelEvent, ModelRequest,
+    ProviderError, RunStats, StopCause, StopReason, SystemBlock, ThinkingFormat, Usage, UserMessage,
 };
 use lathe_provider::Provider;
 use lathe_provider::catalog::{ModelInfo, estimate_cost};
 use lathe_tools::{ToolContext, ToolRegistry};
-use tokio::sync::{Mutex, mpsc};
+use tokio::sync::{Mutex, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::exec::{Approver, Executor, interrupted};
+use crate::history::FileHistory;
 use crate::progress::ProgressGuard;
-use crate::session::{SessionError, SessionWriter};
+use crate::session::SessionWriter;
 
 /// Continuations asked for when a text answer is cut by the output-token limit.
 pub const MAX_CONTINUATIONS: u32 = 3;
@@ -61,9 +66,9 @@ pub struct AgentSettings {
 pub struct Agent {
     provider: Arc<dyn Provider>,
     tools: ToolRegistry,
-    ctx: ToolContext,
+    pub(crate) ctx: ToolContext,
     system: Vec<SystemBlock>,
-    ledger: Vec<LedgerItem>,
+    pub(crate) ledger: Vec<LedgerItem>,
     session: Option<SessionWriter>,
     settings: AgentSettings,
     approver: Option<Arc<dyn Approver>>,
@@ -71,14 +76,12 @@ pub struct Agent {
     /// Every tool-call id in the ledger, so a repeated or empty id from the model can be replaced
     /// before it breaks pairing (providers reject duplicate ids).
     call_ids: HashSet<String>,
-}
-
-/// A run ended on something only the user can fix (the session file cannot be written).
-#[derive(Debug, thiserror::Error)]
-pub enum AgentError {
-    /// Writing the session file failed; the run stops rather than lose history.
-    #[error(transparent)]
-    Session(#[from] SessionError),
+    /// Where file snapshots for `/rewind` go; `None` when nothing is saved.
+    pub(crate) history: Option<FileHistory>,
+    /// Warnings not yet sent to the front end (a failed append, a file that could not be saved).
+    pub(crate) pending_warnings: Vec<String>,
+    /// Permission-mode changes from the front end, read before each response's calls run.
+    mode_watch: Option<watch::Receiver<PermissionMode>>,
 }
 
 impl Agent {
@@ -114,6 +117,84 @@ impl Agent {
             settings,
             approver: None,
             stats: RunStats::default(),
+            history: None,
+            pending_warnings: Vec::new(),
+            mode_watch: None,
+        }
+    }
+
+    /// Keeps file history for `/rewind` in `history` (see [`crate::history`]).
+    pub fn with_history(mut self, history: FileHistory) -> Agent {
+        self.history = Some(history);
+        self
+    }
+
+    /// Reads permission-mode changes from `modes` before each response's calls run; a change is
+    /// recorded in the ledger and announced with [`AgentEvent::ModeChanged`].
+    pub fn with_mode_watch(mut self, modes: watch::Receiver<PermissionMode>) -> Agent {
+        self.mode_watch = Some(modes);
+        self
+    }
+
+    /// The permission mode in force.
+    pub fn permission_mode(&self) -> PermissionMode {
+        self.settings.permission_mode
+    }
+
+    /// The model requests go to.
+    pub fn model(&self) -> &str {
+        &self.settings.model
+    }
+
+    /// Switches the permission mode, recording the change in the ledger; `false` when it was
+    /// already in force.
+    pub fn set_permission_mode(&mut self, mode: PermissionMode) -> bool {
+        if mode == self.settings.permission_mode {
+            return false;
+        }
+        self.settings.permission_mode = mode;
+        self.append(LedgerItem::Meta(Meta::ModeChange { mode: mode.to_string() }));
+        true
+    }
+
+    /// Sends later requests to `provider` with the model and pricing of `settings` (its limits
+    /// and permission mode are ignored), recording the switch in the ledger.
+    pub fn switch_model(&mut self, provider: Arc<dyn Provider>, settings: AgentSettings) {
+        let label = provider.name().to_string();
+        self.provider = provider;
+        self.settings.model = settings.model;
+        self.settings.model_info = settings.model_info;
+        self.settings.thinking_format = settings.thinking_format;
+        self.append(LedgerItem::Meta(Meta::ModelSwitch {
+            model: self.settings.model.clone(),
+            provider: label,
+        }));
+    }
+
+    /// Sends the warnings collected since the last call.
+    pub fn send_warnings(&mut self, events: &mpsc::UnboundedSender<AgentEvent>) {
+        for message in self.pending_warnings.drain(..) {
+            let _ = events.send(AgentEvent::Warning { message });
+        }
+    }
+
+    /// Makes the session file durable (`fsync`); a failure becomes a warning.
+    pub fn sync(&mut self) {
+        if let Some(session) = &self.session
+            && let Err(error) = session.sync()
+        {
+            self.pending_warnings.push(format!("{error}; the last turn may not be on disk"));
+        }
+    }
+
+    fn sync_mode(&mut self, events: &mpsc::UnboundedSender<AgentEvent>) {
+        let Some(modes) = &mut self.mode_watch else { return };
+        if !modes.has_changed().unwrap_or(false) {
+            return;
+        }
+        let mode = *modes.borrow_and_update();
+        if self.set_permission_mode(mode) {
+            let _ = events.send(AgentEvent::ModeChanged { mode: mode.to_string() });
         }
     }
 
@@ -138,35 +219,39 @@ impl Agent {
         &self.tools
     }
 
-    /// Appends an item to the ledger and the session file (flushed before returning).
-    pub fn append(&mut self, item: LedgerItem) -> Result<(), AgentError> {
-        if let Some(session) = &mut self.session {
-            session.append(&item)?;
+    /// Appends an item to the ledger and the session file (handed to the OS before returning).
+    /// When the file cannot be written, the session stops being saved and a warning says so; the
+    /// ledger in memory goes on.
+    pub fn append(&mut self, item: LedgerItem) {
+        if let Some(session) = &mut self.session
+            && let Err(error) = session.append(&item)
+        {
+            self.pending_warnings.push(format!(
+                "{error}; the session is incomplete from here: nothing more is saved (everything before is kept)"
+            ));
+            self.session = None;
+            self.history = None;
         }
         self.ledger.push(item);
-        Ok(())
     }
 
     /// Runs one user turn to its end and reports why it ended (also sent as
-    /// [`AgentEvent::Finished`]).
+    /// [`AgentEvent::Finished`]). Every call has its result and the session file is synced when
+    /// this returns.
     pub async fn run(
         &mut self,
         input: UserMessage,
         events: &mpsc::UnboundedSender<AgentEvent>,
         cancel: &CancellationToken,
-    ) -> Result<StopCause, AgentError> {
+    ) -> StopCause {
         let started = Instant::now();
         let before = self.stats;
-        self.append(LedgerItem::User(input))?;
+        self.append(LedgerItem::User(input));
+        self.send_warnings(events);
         let cause = self.turn_loop(events, cancel).await;
-        let cause = match cause {
-            Ok(cause) => cause,
-            Err(error) => {
-                self.repair_pairing("the run stopped on an error")?;
-                return Err(error);
-            }
-        };
-        self.repair_pairing("the run ended before this call completed")?;
+        self.repair_pairing("the run ended before this call completed");
+        self.sync();
+        self.send_warnings(events);
         self.stats.duration_ms += started.elapsed().as_millis() as u64;
         let run_stats = RunStats {
             turns: self.stats.turns - before.turns,
@@ -180,35 +265,36 @@ impl Agent {
         };
         let final_text = self.last_assistant_text();
         let _ = events.send(AgentEvent::Finished { cause: cause.clone(), stats: run_stats, final_text });
-        Ok(cause)
+        cause
     }
 
     async fn turn_loop(
         &mut self,
         events: &mpsc::UnboundedSender<AgentEvent>,
         cancel: &CancellationToken,
-    ) -> Result<StopCause, AgentError> {
+    ) -> StopCause {
         let mut turns = 0u32;
         let mut continuations = 0u32;
         let mut progress = ProgressGuard::default();
         loop {
             if cancel.is_cancelled() {
-                return Ok(StopCause::Cancelled);
+                return StopCause::Cancelled;
             }
             if turns >= self.settings.max_turns {
-                return Ok(StopCause::MaxTurns { max_turns: self.settings.max_turns });
+                return StopCause::MaxTurns { max_turns: self.settings.max_turns };
             }
             if let Some(limit) = self.settings.max_cost_usd
                 && self.stats.cost_usd >= limit
             {
-                return Ok(StopCause::Budget {
+                return StopCause::Budget {
                     detail: format!(
                         "estimated cost ${:.4} reached the budget of ${limit}",
                         self.stats.cost_usd
                     ),
-                });
+                };
             }
-            self.repair_pairing("no result was recorded for this call")?;
+            self.send_warnings(events);
+            self.repair_pairing("no result was recorded for this call");
             turns += 1;
             self.stats.turns += 1;
             let _ = events.send(AgentEvent::TurnStarted { turn: turns });
@@ -227,17 +313,17 @@ impl Agent {
                 // before anything usable arrived leaves no trace in the ledger.
                 if !message.content.is_empty() {
                     let _ = events.send(AgentEvent::AssistantMessage { message: message.clone() });
-                    self.append(LedgerItem::Assistant(message))?;
+                    self.append(LedgerItem::Assistant(message));
                 }
             }
             if cancelled || cancel.is_cancelled() {
-                return Ok(StopCause::Cancelled);
+                return StopCause::Cancelled;
             }
             if let Some(error) = error {
-                return Ok(StopCause::Error { kind: error.kind().to_string(), message: error.to_string() });
+                return StopCause::Error { kind: error.kind().to_string(), message: error.to_string() };
             }
             let Some(LedgerItem::Assistant(message)) = self.ledger.last() else {
-                return Ok(StopCause::Completed);
+                return StopCause::Completed;
             };
             let calls: Vec<_> = message.tool_calls().cloned().collect();
             let stop = message.stop;
@@ -245,20 +331,23 @@ impl Agent {
                 match stop {
                     StopReason::MaxTokens if continuations < MAX_CONTINUATIONS => {
                         continuations += 1;
-                        self.append(LedgerItem::User(UserMessage::injected(CONTINUE_TEXT)))?;
+                        self.append(LedgerItem::User(UserMessage::injected(CONTINUE_TEXT)));
                         continue;
                     }
-                    StopReason::Refusal => return Ok(StopCause::Refused),
+                    StopReason::Refusal => return StopCause::Refused,
                     StopReason::EndTurn
                     | StopReason::ToolUse
                     | StopReason::MaxTokens
                     | StopReason::StopSequence
                     | StopReason::PauseTurn
                     | StopReason::Error
-                    | StopReason::Cancelled => return Ok(StopCause::Completed),
+                    | StopReason::Cancelled => return StopCause::Completed,
                 }
             }
 
+            self.sync_mode(events);
+            self.snapshot_files(&calls);
+            self.send_warnings(events);
             let executed = {
                 let mut ctx = self.ctx.clone();
                 ctx.cancel = cancel.child_token();
@@ -280,13 +369,13 @@ impl Agent {
                     elapsed_ms: done.elapsed_ms,
                 });
                 progress.observe(call, &done.result);
-                self.append(LedgerItem::ToolResult(done.result))?;
+                self.append(LedgerItem::ToolResult(done.result));
             }
             if cancel.is_cancelled() {
-                return Ok(StopCause::Cancelled);
+                return StopCause::Cancelled;
             }
             if let Some(detail) = progress.stalled() {
-                return Ok(StopCause::NoProgress { detail });
+                return StopCause::NoProgress { detail };
             }
         }
     }
@@ -373,11 +462,10 @@ impl Agent {
 
     /// The pairing guard (ARCHITECTURE.md §4.1): answers every call still without a result with an
     /// `Interrupted` result, so the ledger is always valid to send.
-    pub fn repair_pairing(&mut self, why: &str) -> Result<(), AgentError> {
+    pub fn repair_pairing(&mut self, why: &str) {
         for call in LedgerItem::unpaired_calls(&self.ledger) {
-            self.append(LedgerItem::ToolResult(interrupted(&call, why).result))?;
+            self.append(LedgerItem::ToolResult(interrupted(&call, why).result));
         }
-        Ok(())
     }
 
     /// Gives every tool call of `message` an id not used before in this session (an empty or

@@ -1,16 +1,25 @@
-//! Lathe's core: the agent loop, tool execution under the permission gate, the session store,
-//! configuration and prompt assembly (ARCHITECTURE.md §1).
+//! Lathe's core: the session host every front end starts sessions with, the agent loop, tool
+//! execution under the permission gate, the session store and file history, configuration and
+//! prompt assembly (ARCHITECTURE.md §1).
 //!
-//! `core` never prints and never reads the terminal: it emits [`lathe_protocol::AgentEvent`]s and
-//! takes user input, permission answers and cancellation from its caller.
+//! `core` never prints and never reads the terminal: a front end starts a session with
+//! [`host::SessionBuilder`], sends [`lathe_protocol::AgentOp`]s and consumes
+//! [`lathe_protocol::AgentEvent`]s.
 
 pub mod agent;
 pub mod config;
 pub mod exec;
+pub mod history;
+pub mod host;
 pub mod paths;
+pub mod pricing;
 pub mod progress;
 pub mod prompt;
 pub mod session;
+pub mod snapshot;
 
-pub use agent::{Agent, AgentError, AgentSettings};
+pub use agent::{Agent, AgentSettings};
 pub use exec::Approver;
+pub use host::{Flags, Interaction, SessionBuilder, SessionChoice, SessionHandle, StartError};
+pub use session::SessionSummary;
+pub use snapshot::Rewound;

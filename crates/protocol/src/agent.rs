@@ -23,6 +23,12 @@ pub enum AgentEvent {
         tools: Vec<String>,
         /// Workspace root.
         cwd: String,
+        /// The permission mode in force (`default`, `accept-edits`, `plan`, `dont-ask`, `bypass`).
+        permission_mode: String,
+        /// The session file, or `None` when nothing is saved (see the warning that says why).
+        session_file: Option<String>,
+        /// User turns already in the conversation (0 for a new session).
+        resumed_turns: u32,
     },
     /// A model request is about to be sent (1-based turn within this user turn).
     TurnStarted {
@@ -55,6 +61,9 @@ pub enum AgentEvent {
         call: ToolCall,
         /// Why it needs asking ("edits a file", "runs a command that is not read-only").
         reason: String,
+        /// The rule an "always" answer would store (`Bash(cargo test *)`), when there is one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        suggestion: Option<String>,
     },
     /// A tool call finished (or was denied / interrupted); the result is in the ledger.
     ToolResult {
@@ -78,6 +87,32 @@ pub enum AgentEvent {
         last: Usage,
         /// Totals of this run.
         stats: RunStats,
+    },
+    /// The permission mode changed (recorded in the ledger as a mode-change meta item).
+    ModeChanged {
+        /// The new mode's name.
+        mode: String,
+    },
+    /// The model (and possibly the provider) changed; the next request uses it.
+    ModelChanged {
+        /// The new model.
+        model: String,
+        /// The provider serving it.
+        provider: String,
+    },
+    /// The answer to [`AgentOp::ListTurns`]: the user turns of the conversation, oldest first.
+    UserTurns {
+        /// One entry per user turn.
+        turns: Vec<UserTurn>,
+    },
+    /// The conversation and the files were rewound ([`AgentOp::Rewind`]).
+    Rewound {
+        /// The user turn rewound to: the conversation now ends just before it.
+        turn: u32,
+        /// The prompt of that turn, for the front end to offer again.
+        prompt: String,
+        /// The files that were restored, re-created or deleted.
+        files: Vec<FileRewind>,
     },
     /// Something the user should know that does not stop the run.
     Warning {
@@ -187,8 +222,67 @@ pub enum AgentOp {
         /// The decision.
         answer: PermissionAnswer,
     },
-    /// Stop the running turn: abort the request and kill running tools.
+    /// Stop the running turn: abort the request and kill running tools. Pending permission
+    /// requests are answered "no".
     Cancel,
+    /// Change the permission mode (`default`, `accept-edits`, `plan`, `dont-ask`, `bypass`); takes
+    /// effect from the next tool call on, also in a running turn.
+    SetMode {
+        /// The mode's name.
+        mode: String,
+    },
+    /// Use another model from the next turn on (a running turn finishes on the current one).
+    SetModel {
+        /// The model name.
+        model: String,
+        /// A provider name (built-in or `[providers.NAME]`); `None` keeps the current provider.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        provider: Option<String>,
+    },
+    /// Ask for [`AgentEvent::UserTurns`] (answered once no turn is running).
+    ListTurns,
+    /// Restore the files and the conversation to the state just before user turn `turn`
+    /// (1-based). The front end confirms first, showing [`UserTurn::files`]. Refused with a
+    /// warning while a turn is running.
+    Rewind {
+        /// The user turn to go back to.
+        turn: u32,
+    },
+    /// End the session: a running turn is cancelled (its calls get results), the session file is
+    /// synced, and the event stream closes.
+    Quit,
+}
+
+/// One user turn, as listed for `/rewind`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UserTurn {
+    /// 1-based number among the user's own messages (injected ones do not count).
+    pub turn: u32,
+    /// The message text.
+    pub prompt: String,
+    /// The files a rewind to this turn would change (empty when nothing differs).
+    pub files: Vec<FileRewind>,
+}
+
+/// One file a rewind changes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRewind {
+    /// Absolute path.
+    pub path: String,
+    /// What happens to it.
+    pub action: RewindAction,
+}
+
+/// What a rewind does to one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RewindAction {
+    /// Its earlier bytes are written back.
+    Restore,
+    /// It did not exist then and is deleted.
+    Delete,
+    /// It existed then, is gone now, and is written back.
+    Recreate,
 }
 
 /// A user's answer to a permission prompt.

@@ -332,6 +332,29 @@ pub enum Meta {
         /// The note.
         text: String,
     },
+    /// Before a tool changed `path` in user turn `turn`, its bytes were saved in the session's file
+    /// history as `blob` (the SHA-256 hex of the bytes, a file name under `<session>/files/`), or
+    /// it did not exist (`blob` is `None`). The first change of a file in a user turn is recorded.
+    FileSnapshot {
+        /// 1-based user turn.
+        turn: u32,
+        /// Absolute path of the file.
+        path: String,
+        /// The saved bytes' SHA-256 (hex), or `None` when the file did not exist.
+        blob: Option<String>,
+    },
+    /// The conversation was rewound to just before user turn `turn`: the items from that turn's
+    /// user message up to this item are no longer part of the conversation (they stay in the file,
+    /// which is append-only).
+    Rewind {
+        /// The 1-based user turn rewound to.
+        turn: u32,
+    },
+    /// Writing the session file failed: items after this one were not saved.
+    Incomplete {
+        /// The error, e.g. "No space left on device".
+        reason: String,
+    },
 }
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {

@@ -18,7 +18,9 @@ pub mod ledger;
 pub mod request;
 
 pub use accumulate::Accumulator;
-pub use agent::{AgentEvent, AgentOp, PermissionAnswer, RunStats, StopCause};
+pub use agent::{
+    AgentEvent, AgentOp, FileRewind, PermissionAnswer, RewindAction, RunStats, StopCause, UserTurn,
+};
 pub use error::{ApiError, ProviderError};
 pub use event::{ModelEvent, RetryInfo, StopReason, Usage};
 pub use ledger::{

@@ -66,8 +66,7 @@ async fn run_script(turns: Value, workspace: &Path, settings: AgentSettings) -> 
     .expect("mock");
     let mut agent = agent_for(&server, workspace, settings, None).await;
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let cause =
-        agent.run(UserMessage::text("do the task"), &tx, &CancellationToken::new()).await.expect("run");
+    let cause = agent.run(UserMessage::text("do the task"), &tx, &CancellationToken::new()).await;
     drop(tx);
     let mut events = Vec::new();
     while let Some(event) = rx.recv().await {
@@ -422,7 +421,7 @@ async fn cancel_during_a_shell_call_kills_the_group_and_pairs_every_call() {
         trigger.cancel();
         Instant::now()
     });
-    let cause = agent.run(UserMessage::text("go"), &tx, &cancel).await.expect("run");
+    let cause = agent.run(UserMessage::text("go"), &tx, &cancel).await;
     let returned = Instant::now();
     let cancelled_at = cancelled_at.await.expect("join");
     assert_eq!(cause, StopCause::Cancelled);
@@ -530,7 +529,7 @@ async fn every_item_is_persisted_to_the_session_file() {
     let path = writer.path().to_path_buf();
     let mut agent = agent_for(&server, dir.path(), settings(PermissionMode::Default, 50), Some(writer)).await;
     let (tx, _rx) = mpsc::unbounded_channel();
-    agent.run(UserMessage::text("go"), &tx, &CancellationToken::new()).await.expect("run");
+    agent.run(UserMessage::text("go"), &tx, &CancellationToken::new()).await;
     let loaded = session::load(&path).expect("load");
     assert_eq!(loaded.items, agent.ledger().to_vec());
     assert_eq!(loaded.items.len(), 4);

@@ -1,0 +1,240 @@
+//! One typed configuration from the layers (STYLE.md "Configuration is typed"): built-in defaults
+//! → `<home>/config.toml` → `<project>/.lathe/config.toml` (restricted, see
+//! [`ConfigLayer::untrusted`]) → environment (`LATHE_PROVIDER`, `LATHE_MODEL`,
+//! `LATHE_PERMISSION_MODE`) → the front end's [`Flags`]. Then the provider is resolved from it:
+//! a built-in protocol name, a `[providers.NAME]` entry, or the embedded local model.
+//!
+//! Every failure here is a [`StartError`] reported before anything on disk is touched.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use lathe_policy::PermissionMode;
+use lathe_protocol::ThinkingFormat;
+use lathe_provider::{Protocol, Provider, ProviderConfig, RetryConfig};
+
+use super::flags::Flags;
+use super::{StartError, local};
+use crate::agent::AgentSettings;
+use crate::config::ConfigLayer;
+use crate::paths;
+
+/// Model requests per user turn when nothing says otherwise.
+pub const DEFAULT_MAX_TURNS: u32 = 50;
+/// Output-token limit per response when nothing says otherwise.
+pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8192;
+
+/// The resolved configuration of one session.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Workspace root (canonical).
+    pub workspace: PathBuf,
+    /// Lathe's home (`$LATHE_HOME` or `~/.lathe`).
+    pub home: PathBuf,
+    /// This workspace's session folder.
+    pub sessions_dir: PathBuf,
+    /// Provider name as configured (`anthropic`, `local`, a `[providers.NAME]` key).
+    pub provider: String,
+    /// Permission mode.
+    pub permission_mode: PermissionMode,
+    /// Model requests per user turn.
+    pub max_turns: u32,
+    /// Cost budget in US dollars; `None` = unlimited.
+    pub max_cost_usd: Option<f64>,
+    /// Output-token limit per response.
+    pub max_output_tokens: u32,
+    /// Default `shell` timeout in milliseconds, when configured.
+    pub shell_timeout_ms: Option<u64>,
+    /// GGUF file for the local provider (`--model-path` over `[local] model_path`).
+    pub model_path: Option<PathBuf>,
+    /// The merged layers, for resolving another provider or model later.
+    pub layer: ConfigLayer,
+    /// Warnings about the configuration (a project file's settings that were ignored).
+    pub warnings: Vec<String>,
+}
+
+/// A provider ready to use, with what the loop needs to know about its model.
+pub struct ResolvedProvider {
+    /// The provider.
+    pub provider: Arc<dyn Provider>,
+    /// The model requests name.
+    pub model: String,
+    /// The provider's label (`anthropic`, `openai`, `responses`, `local`).
+    pub label: String,
+    /// Reasoning format of this provider.
+    pub thinking_format: ThinkingFormat,
+}
+
+impl Config {
+    /// Resolves the layers for `flags` with Lathe's home at `home`.
+    pub fn resolve(flags: &Flags, home: &Path) -> Result<Config, StartError> {
+        let workspace = workspace(flags.dir.as_deref())?;
+        let (mut layer, warnings) = ConfigLayer::from_files(home, &workspace)?;
+        let env = ConfigLayer::from_env()
+            .map_err(|error| StartError::Usage(format!("LATHE_PERMISSION_MODE: {error}")))?;
+        layer.overlay(&env);
+        layer.overlay(&flags_layer(flags)?);
+        Ok(Config {
+            sessions_dir: paths::sessions_dir(home, &workspace),
+            workspace,
+            home: home.to_path_buf(),
+            provider: layer.provider.clone().unwrap_or_else(|| default_provider().to_string()),
+            permission_mode: layer.permission_mode.unwrap_or_default(),
+            max_turns: layer.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
+            max_cost_usd: layer.max_cost_usd,
+            max_output_tokens: layer.max_output_tokens.unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS),
+            shell_timeout_ms: layer.shell_timeout_ms,
+            model_path: flags.model_path.clone().or_else(|| layer.local.model_path.clone()),
+            layer,
+            warnings,
+        })
+    }
+
+    /// Builds the configured provider (`provider` and `model` override the configured ones, for a
+    /// model switch).
+    pub fn build_provider(
+        &self,
+        provider: Option<&str>,
+        model: Option<&str>,
+    ) -> Result<ResolvedProvider, StartError> {
+        let name = provider.unwrap_or(&self.provider);
+        let mut layer = self.layer.clone();
+        if let Some(model) = model {
+            layer.model = Some(model.to_string());
+        }
+        if provider.is_some_and(|provider| provider != self.provider) {
+            // A base URL given for the configured provider does not carry over to another one.
+            layer.base_url = None;
+        }
+        match resolve_http(name, &layer)? {
+            None => {
+                let (provider, model) = local::provider(&layer, self.model_path.clone())?;
+                Ok(ResolvedProvider {
+                    provider,
+                    model,
+                    label: "local".into(),
+                    thinking_format: ThinkingFormat::Local,
+                })
+            }
+            Some(config) => {
+                let format = config.protocol.thinking_format();
+                let model = config.model.clone();
+                let provider = lathe_provider::build_provider(&config)
+                    .map_err(|error| StartError::Usage(format!("provider `{name}`: {error}")))?;
+                let label = provider.name().to_string();
+                Ok(ResolvedProvider { provider, model, label, thinking_format: format })
+            }
+        }
+    }
+
+    /// The loop's settings for `resolved`.
+    pub fn agent_settings(&self, resolved: &ResolvedProvider) -> AgentSettings {
+        AgentSettings {
+            model: resolved.model.clone(),
+            max_turns: self.max_turns,
+            max_cost_usd: self.max_cost_usd,
+            max_output_tokens: self.max_output_tokens,
+            permission_mode: self.permission_mode,
+            temperature: None,
+            prompt_caching: true,
+            model_info: crate::pricing::model_info(&resolved.model, &resolved.label),
+            thinking_format: resolved.thinking_format,
+        }
+    }
+}
+
+/// The provider used when none is configured: the embedded local model when this build has it.
+pub fn default_provider() -> &'static str {
+    if cfg!(feature = "local") { "local" } else { "anthropic" }
+}
+
+/// The canonical workspace for `-C dir` (or the current directory).
+pub fn workspace(dir: Option<&Path>) -> Result<PathBuf, StartError> {
+    let dir = match dir {
+        Some(dir) => dir.to_path_buf(),
+        None => std::env::current_dir()
+            .map_err(|error| StartError::Usage(format!("cannot read the current directory: {error}")))?,
+    };
+    if !dir.is_dir() {
+        return Err(StartError::Usage(format!("-C {}: no such directory", dir.display())));
+    }
+    dir.canonicalize().map_err(|error| StartError::Usage(format!("-C {}: {error}", dir.display())))
+}
+
+fn flags_layer(flags: &Flags) -> Result<ConfigLayer, StartError> {
+    let permission_mode = if flags.yolo {
+        Some(PermissionMode::Bypass)
+    } else {
+        match &flags.permission_mode {
+            Some(mode) => {
+                Some(mode.parse::<PermissionMode>().map_err(|error| StartError::Usage(error.to_string()))?)
+            }
+            None => None,
+        }
+    };
+    if flags.max_turns == Some(0) {
+        return Err(StartError::Usage("--max-turns must be at least 1".into()));
+    }
+    if let Some(cost) = flags.max_cost_usd
+        && (cost.is_nan() || cost <= 0.0)
+    {
+        return Err(StartError::Usage("--max-cost must be a positive number of US dollars".into()));
+    }
+    Ok(ConfigLayer {
+        provider: flags.provider.clone(),
+        model: flags.model.clone(),
+        base_url: flags.base_url.clone(),
+        permission_mode,
+        max_turns: flags.max_turns,
+        max_cost_usd: flags.max_cost_usd,
+        ..ConfigLayer::default()
+    })
+}
+
+/// The HTTP provider config for `name`, or `None` for the local model.
+fn resolve_http(name: &str, layer: &ConfigLayer) -> Result<Option<ProviderConfig>, StartError> {
+    let entry = layer.providers.get(name).cloned().unwrap_or_default();
+    let protocol_name = entry.protocol.clone().unwrap_or_else(|| name.to_string());
+    let protocol = match protocol_name.as_str() {
+        "anthropic" => Protocol::Anthropic,
+        "openai" | "openai-chat" | "chat" => Protocol::OpenAiChat,
+        "responses" | "openai-responses" => Protocol::OpenAiResponses,
+        "local" => return Ok(None),
+        other => {
+            let mut known = vec!["anthropic", "openai", "responses", "local"];
+            known.extend(layer.providers.keys().map(String::as_str));
+            return Err(StartError::Usage(if layer.providers.contains_key(name) {
+                format!(
+                    "provider `{name}` has unknown protocol `{other}` (expected anthropic, openai or responses)"
+                )
+            } else {
+                format!("unknown provider `{name}` (known: {})", known.join(", "))
+            }));
+        }
+    };
+    let model =
+        layer.model.clone().or(entry.model.clone()).unwrap_or_else(|| default_model(protocol).to_string());
+    let retry_defaults = RetryConfig::default();
+    let retry = RetryConfig {
+        max_retries: layer.retry.max_retries.unwrap_or(retry_defaults.max_retries),
+        initial_backoff_ms: layer.retry.initial_delay_ms.unwrap_or(retry_defaults.initial_backoff_ms),
+        max_backoff_ms: layer.retry.max_delay_ms.unwrap_or(retry_defaults.max_backoff_ms),
+        ..retry_defaults
+    };
+    Ok(Some(ProviderConfig {
+        protocol,
+        base_url: layer.base_url.clone().or(entry.base_url),
+        api_key_env: entry.api_key_env,
+        headers: entry.headers,
+        model,
+        retry,
+        ..ProviderConfig::default()
+    }))
+}
+
+fn default_model(protocol: Protocol) -> &'static str {
+    match protocol {
+        Protocol::Anthropic => "claude-sonnet-4-5",
+        Protocol::OpenAiChat | Protocol::OpenAiResponses => "gpt-4.1",
+    }
+}

@@ -1,0 +1,228 @@
+//! The session host: what every front end (print mode, the terminal UI, a web UI) starts a session
+//! with (ARCHITECTURE.md §1).
+//!
+//! Flow: [`SessionBuilder::start`] resolves the configuration ([`Config::resolve`]: files,
+//! environment, the front end's [`Flags`]), builds the provider, opens or resumes the session
+//! (torn lines skipped with warnings, calls left without results answered, a model switch
+//! recorded), assembles the system prompt and the tools, and spawns the session task. The front
+//! end gets a [`SessionHandle`]: it sends [`AgentOp`]s and receives [`AgentEvent`]s, starting with
+//! `SessionStarted` and the warnings of the start. The task runs one user turn at a time
+//! ([`Agent::run`]); while a turn runs it still takes `Cancel`, `Permission`, `SetMode` and `Quit`
+//! (other ops wait for the turn's end). The event stream closes after `Quit`, or when every op
+//! sender is dropped and no turn is running; the session file is synced before that.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), lathe_core::host::StartError> {
+//! use lathe_core::host::{Flags, SessionBuilder};
+//! use lathe_protocol::{AgentEvent, AgentOp, Content};
+//! let mut session = SessionBuilder::new(Flags::default()).start().await?;
+//! let _ = session.ops.send(AgentOp::UserInput { content: vec![Content::text("hello")] });
+//! while let Some(event) = session.events.recv().await {
+//!     if let AgentEvent::Finished { final_text, .. } = &event {
+//!         println!("{final_text}");
+//!         let _ = session.ops.send(AgentOp::Quit);
+//!     }
+//! }
+//! # Ok(()) }
+//! ```
+
+mod approver;
+mod config;
+mod flags;
+pub mod local;
+mod open;
+mod runner;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use lathe_protocol::{AgentEvent, AgentOp, LedgerItem, Meta};
+use lathe_tools::{ToolContext, ToolRegistry};
+use tokio::sync::{mpsc, watch};
+
+pub use config::{Config, DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_MAX_TURNS, ResolvedProvider, default_provider};
+pub use flags::{Flags, Interaction, SessionChoice};
+
+use crate::config::ConfigError;
+use crate::session::SessionSummary;
+use crate::{Agent, paths, prompt};
+
+/// A session could not start: something the user must fix (exit status 2 in the CLI). Reported
+/// before anything on disk is touched.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// Bad flag value, missing directory, unknown provider, no such session.
+    #[error("{0}")]
+    Usage(String),
+    /// A config file is unreadable or invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+}
+
+/// What the session is, as it started.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionInfo {
+    /// Session id.
+    pub id: String,
+    /// Model name.
+    pub model: String,
+    /// Provider label.
+    pub provider: String,
+    /// Workspace root.
+    pub workspace: PathBuf,
+    /// The session file, `None` when nothing is saved.
+    pub session_file: Option<PathBuf>,
+}
+
+/// A running session: send ops, receive events.
+pub struct SessionHandle {
+    /// Ops to the session. Dropping every sender ends the session once no turn is running.
+    pub ops: mpsc::UnboundedSender<AgentOp>,
+    /// Events from the session, in order; closes when the session task ends.
+    pub events: mpsc::UnboundedReceiver<AgentEvent>,
+    /// What was started.
+    pub info: SessionInfo,
+    /// The session task; it ends after the event stream's last event.
+    pub task: tokio::task::JoinHandle<()>,
+}
+
+/// Builds a session from a front end's flags.
+#[derive(Debug, Clone)]
+pub struct SessionBuilder {
+    flags: Flags,
+    interaction: Interaction,
+    home: Option<PathBuf>,
+}
+
+impl SessionBuilder {
+    /// A builder for `flags`, headless, with Lathe's home from `$LATHE_HOME` or `~/.lathe`.
+    pub fn new(flags: Flags) -> SessionBuilder {
+        SessionBuilder { flags, interaction: Interaction::Headless, home: None }
+    }
+
+    /// Who answers permission prompts.
+    pub fn interaction(mut self, interaction: Interaction) -> SessionBuilder {
+        self.interaction = interaction;
+        self
+    }
+
+    /// Uses `home` as Lathe's home instead of `$LATHE_HOME` / `~/.lathe`.
+    pub fn home(mut self, home: PathBuf) -> SessionBuilder {
+        self.home = Some(home);
+        self
+    }
+
+    /// Resolves, opens and starts the session (see the module docs for the order).
+    pub async fn start(self) -> Result<SessionHandle, StartError> {
+        let home = self.home.clone().unwrap_or_else(paths::lathe_home);
+        let config = Config::resolve(&self.flags, &home)?;
+        let resolved = config.build_provider(None, None)?;
+        let workspace_name = config.workspace.display().to_string();
+        let opened = open::open(&config.sessions_dir, &self.flags.session, &workspace_name)?;
+        tracing::debug!("provider and session file ready");
+        let (system, prompt_warnings) = prompt::system_blocks(&config.workspace, &home).await;
+        tracing::debug!("system prompt ready");
+
+        let mut warnings = config.warnings.clone();
+        warnings.extend(opened.warnings);
+        warnings.extend(prompt_warnings);
+
+        let mut ctx = ToolContext::new(config.workspace.clone());
+        ctx.spill_dir = home.join("tool-results");
+        if let Some(timeout) = config.shell_timeout_ms {
+            ctx.shell_default_timeout_ms = timeout;
+        }
+        let session_file = opened.writer.as_ref().map(|writer| writer.path().to_path_buf());
+        let (mode_sender, modes) = watch::channel(config.permission_mode);
+        let mut agent = Agent::new(
+            resolved.provider.clone(),
+            ToolRegistry::builtin(),
+            ctx,
+            system,
+            opened.ledger,
+            opened.writer,
+            config.agent_settings(&resolved),
+        )
+        .with_mode_watch(modes);
+        if let Some(history) = opened.history {
+            agent = agent.with_history(history);
+        }
+        record_start(&mut agent, &opened.id, &workspace_name, &resolved);
+        agent.repair_pairing("the previous run ended before this call completed");
+
+        let (events, receiver) = mpsc::unbounded_channel();
+        let (ops, op_receiver) = mpsc::unbounded_channel();
+        let info = SessionInfo {
+            id: opened.id,
+            model: resolved.model.clone(),
+            provider: resolved.label.clone(),
+            workspace: config.workspace.clone(),
+            session_file,
+        };
+        let approver = match self.interaction {
+            Interaction::Interactive => {
+                let approver = Arc::new(approver::ChannelApprover::new(events.clone()));
+                agent = agent.with_approver(approver.clone());
+                Some(approver)
+            }
+            Interaction::Headless => None,
+        };
+        let _ = events.send(AgentEvent::SessionStarted {
+            session_id: info.id.clone(),
+            model: info.model.clone(),
+            provider: info.provider.clone(),
+            tools: agent.tools().names(),
+            cwd: workspace_name,
+            permission_mode: agent.permission_mode().to_string(),
+            session_file: info.session_file.as_ref().map(|path| path.display().to_string()),
+            resumed_turns: agent.user_turn(),
+        });
+        for message in warnings {
+            let _ = events.send(AgentEvent::Warning { message });
+        }
+        agent.send_warnings(&events);
+        let runner = runner::Runner::new(agent, config, approver, mode_sender, events, op_receiver);
+        let task = tokio::spawn(runner.run());
+        Ok(SessionHandle { ops, events: receiver, info, task })
+    }
+}
+
+/// Records the session start, or a model switch when a resumed session last used another model.
+fn record_start(agent: &mut Agent, id: &str, workspace: &str, resolved: &ResolvedProvider) {
+    let last_model = agent.ledger().iter().rev().find_map(|item| match item {
+        LedgerItem::Meta(
+            Meta::SessionStart { model, provider, .. } | Meta::ModelSwitch { model, provider },
+        ) => Some((model.clone(), provider.clone())),
+        _ => None,
+    });
+    let current = (resolved.model.clone(), resolved.label.clone());
+    let meta = if agent.ledger().is_empty() {
+        Meta::SessionStart {
+            session_id: id.to_string(),
+            cwd: workspace.to_string(),
+            model: resolved.model.clone(),
+            provider: resolved.label.clone(),
+            time_ms: now_ms(),
+        }
+    } else if last_model != Some(current) {
+        Meta::ModelSwitch { model: resolved.model.clone(), provider: resolved.label.clone() }
+    } else {
+        return;
+    };
+    agent.append(LedgerItem::Meta(meta));
+}
+
+/// The sessions of the workspace `flags.dir` (or the current directory), newest first, for
+/// `lathe sessions` and the resume picker. `home` overrides `$LATHE_HOME` / `~/.lathe`.
+pub fn list_sessions(flags: &Flags, home: Option<&Path>) -> Result<Vec<SessionSummary>, StartError> {
+    let workspace = config::workspace(flags.dir.as_deref())?;
+    let home = home.map_or_else(paths::lathe_home, Path::to_path_buf);
+    Ok(crate::session::list(&paths::sessions_dir(&home, &workspace)))
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}

@@ -1,0 +1,187 @@
+//! The session task: takes ops one at a time and runs user turns. While a turn runs, `Cancel`,
+//! `Permission`, `SetMode` and `Quit` act at once; `UserInput`, `SetModel` and `ListTurns` wait
+//! for the turn's end, in order; `Rewind` is refused (the front end cancels first).
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use lathe_policy::PermissionMode;
+use lathe_protocol::{AgentEvent, AgentOp, UserMessage, UserOrigin};
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::approver::ChannelApprover;
+use super::config::Config;
+use crate::Agent;
+
+/// Whether the session goes on after an op.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    Continue,
+    Quit,
+}
+
+pub(crate) struct Runner {
+    agent: Agent,
+    config: Config,
+    approver: Option<Arc<ChannelApprover>>,
+    modes: watch::Sender<PermissionMode>,
+    events: mpsc::UnboundedSender<AgentEvent>,
+    ops: mpsc::UnboundedReceiver<AgentOp>,
+    queued: VecDeque<AgentOp>,
+}
+
+impl Runner {
+    pub(crate) fn new(
+        agent: Agent,
+        config: Config,
+        approver: Option<Arc<ChannelApprover>>,
+        modes: watch::Sender<PermissionMode>,
+        events: mpsc::UnboundedSender<AgentEvent>,
+        ops: mpsc::UnboundedReceiver<AgentOp>,
+    ) -> Runner {
+        Runner { agent, config, approver, modes, events, ops, queued: VecDeque::new() }
+    }
+
+    pub(crate) async fn run(mut self) {
+        loop {
+            let op = match self.queued.pop_front() {
+                Some(op) => op,
+                None => match self.ops.recv().await {
+                    Some(op) => op,
+                    None => break,
+                },
+            };
+            if self.idle_op(op).await == Flow::Quit {
+                break;
+            }
+            self.agent.send_warnings(&self.events);
+        }
+        self.agent.sync();
+        self.agent.send_warnings(&self.events);
+    }
+
+    fn warn(&self, message: String) {
+        let _ = self.events.send(AgentEvent::Warning { message });
+    }
+
+    async fn idle_op(&mut self, op: AgentOp) -> Flow {
+        match op {
+            AgentOp::UserInput { content } => {
+                return self.turn(UserMessage { content, origin: UserOrigin::User }).await;
+            }
+            AgentOp::Permission { call_id, .. } => {
+                self.warn(format!("no permission request is waiting for call {call_id}"));
+            }
+            AgentOp::Cancel => {}
+            AgentOp::SetMode { mode } => {
+                if let Some(mode) = self.parse_mode(&mode) {
+                    self.modes.send_replace(mode);
+                    if self.agent.set_permission_mode(mode) {
+                        let _ = self.events.send(AgentEvent::ModeChanged { mode: mode.to_string() });
+                    }
+                }
+            }
+            AgentOp::SetModel { model, provider } => self.switch_model(&model, provider.as_deref()),
+            AgentOp::ListTurns => {
+                let _ = self.events.send(AgentEvent::UserTurns { turns: self.agent.user_turns() });
+            }
+            AgentOp::Rewind { turn } => match self.agent.rewind(turn) {
+                Ok(done) => {
+                    let _ = self.events.send(AgentEvent::Rewound {
+                        turn: done.turn,
+                        prompt: done.prompt,
+                        files: done.files,
+                    });
+                }
+                Err(error) => self.warn(format!("rewind: {error}")),
+            },
+            AgentOp::Quit => return Flow::Quit,
+        }
+        Flow::Continue
+    }
+
+    fn parse_mode(&self, mode: &str) -> Option<PermissionMode> {
+        match mode.parse::<PermissionMode>() {
+            Ok(mode) => Some(mode),
+            Err(error) => {
+                self.warn(error.to_string());
+                None
+            }
+        }
+    }
+
+    fn switch_model(&mut self, model: &str, provider: Option<&str>) {
+        match self.config.build_provider(provider, Some(model)) {
+            Ok(resolved) => {
+                let settings = self.config.agent_settings(&resolved);
+                if let Some(name) = provider {
+                    self.config.provider = name.to_string();
+                }
+                self.config.layer.model = Some(resolved.model.clone());
+                self.agent.switch_model(resolved.provider, settings);
+                let _ = self
+                    .events
+                    .send(AgentEvent::ModelChanged { model: resolved.model, provider: resolved.label });
+            }
+            Err(error) => self.warn(format!("model not changed: {error}")),
+        }
+    }
+
+    /// Runs one user turn, taking the ops that act during it.
+    async fn turn(&mut self, input: UserMessage) -> Flow {
+        let cancel = CancellationToken::new();
+        let mut flow = Flow::Continue;
+        let mut ops_open = true;
+        let Runner { agent, approver, modes, events, ops, queued, .. } = self;
+        let stop = |approver: &Option<Arc<ChannelApprover>>| {
+            cancel.cancel();
+            if let Some(approver) = approver {
+                approver.deny_all();
+            }
+        };
+        let run = agent.run(input, events, &cancel);
+        tokio::pin!(run);
+        loop {
+            tokio::select! {
+                _ = &mut run => break,
+                op = ops.recv(), if ops_open => match op {
+                    None => {
+                        // The front end is gone: nobody will see the rest of this turn.
+                        ops_open = false;
+                        stop(approver);
+                        flow = Flow::Quit;
+                    }
+                    Some(AgentOp::Cancel) => stop(approver),
+                    Some(AgentOp::Quit) => {
+                        stop(approver);
+                        flow = Flow::Quit;
+                    }
+                    Some(AgentOp::Permission { call_id, answer }) => {
+                        let delivered = approver.as_ref().is_some_and(|approver| approver.answer(&call_id, answer));
+                        if !delivered {
+                            let message = format!("no permission request is waiting for call {call_id}");
+                            let _ = events.send(AgentEvent::Warning { message });
+                        }
+                    }
+                    Some(AgentOp::SetMode { mode }) => match mode.parse::<PermissionMode>() {
+                        Ok(mode) => {
+                            modes.send_replace(mode);
+                        }
+                        Err(error) => {
+                            let _ = events.send(AgentEvent::Warning { message: error.to_string() });
+                        }
+                    },
+                    Some(AgentOp::Rewind { .. }) => {
+                        let message = "rewind: a turn is running; cancel it first".to_string();
+                        let _ = events.send(AgentEvent::Warning { message });
+                    }
+                    Some(op @ (AgentOp::UserInput { .. } | AgentOp::SetModel { .. } | AgentOp::ListTurns)) => {
+                        queued.push_back(op);
+                    }
+                },
+            }
+        }
+        flow
+    }
+}

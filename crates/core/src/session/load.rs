@@ -1,0 +1,68 @@
+//! Reading a session file back: every line that parses, in order, with a warning for each line that
+//! does not (a torn write after a crash, NUL bytes left by a filesystem, invalid UTF-8, a cut JSON
+//! object). Rewinds recorded in the file are applied, so the items are the conversation as it was
+//! when the file was last written.
+
+use std::path::{Path, PathBuf};
+
+use lathe_protocol::{LedgerItem, Meta};
+
+use super::SessionError;
+use crate::history;
+
+/// A session read back from disk.
+#[derive(Debug)]
+pub struct LoadedSession {
+    /// The session id (file stem).
+    pub id: String,
+    /// The conversation's items in order (rewound items left out; see [`history::apply_rewinds`]).
+    pub items: Vec<LedgerItem>,
+    /// One line per skipped line: "line 7: torn or corrupt JSON (…); skipped".
+    pub warnings: Vec<String>,
+    /// The file records that saving failed at some point ([`Meta::Incomplete`]).
+    pub incomplete: bool,
+}
+
+/// Reads a session file, skipping lines that do not parse.
+pub fn load(path: &Path) -> Result<LoadedSession, SessionError> {
+    let bytes =
+        std::fs::read(path).map_err(|source| SessionError::Io { path: path.to_path_buf(), source })?;
+    let mut items = Vec::with_capacity(bytes.len() / 512 + 1);
+    let mut warnings = Vec::new();
+    for (index, line) in bytes.split(|byte| *byte == b'\n').enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match parse_line(line) {
+            Ok(item) => items.push(item),
+            Err(problem) => warnings.push(format!("line {}: {problem}; skipped", index + 1)),
+        }
+    }
+    let incomplete = items.iter().any(|item| matches!(item, LedgerItem::Meta(Meta::Incomplete { .. })));
+    let id = path.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default();
+    Ok(LoadedSession { id, items: history::apply_rewinds(items), warnings, incomplete })
+}
+
+fn parse_line(line: &[u8]) -> Result<LedgerItem, String> {
+    if line.contains(&0) {
+        return Err("contains NUL bytes (a torn write)".into());
+    }
+    let text = std::str::from_utf8(line)
+        .map_err(|error| format!("not valid UTF-8 (at byte {})", error.valid_up_to()))?;
+    serde_json::from_str(text).map_err(|error| format!("torn or corrupt JSON ({error})"))
+}
+
+/// The most recently modified session file in `dir`.
+pub fn latest(dir: &Path) -> Result<PathBuf, SessionError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(_) => return Err(SessionError::NoneFound(dir.to_path_buf())),
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|entry| entry.path().extension().is_some_and(|ext| ext == "jsonl"))
+        .filter_map(|entry| Some((entry.metadata().ok()?.modified().ok()?, entry.path())))
+        .max_by_key(|(modified, _)| *modified)
+        .map(|(_, path)| path)
+        .ok_or_else(|| SessionError::NoneFound(dir.to_path_buf()))
+}
