@@ -20,11 +20,7 @@ pub(crate) struct Opened {
     pub warnings: Vec<String>,
 }
 
-pub(crate) fn open(
-    sessions: &Path,
-    choice: &SessionChoice,
-    workspace: &str,
-) -> Result<Opened, StartError> {
+pub(crate) fn open(sessions: &Path, choice: &SessionChoice, workspace: &str) -> Result<Opened, StartError> {
     let mut warnings = Vec::new();
     let (id, ledger) = match choice {
         SessionChoice::New => (uuid::Uuid::now_v7().to_string(), Vec::new()),

@@ -1,1 +1,3 @@
 mod agent_loop;
+mod host;
+mod rewind;

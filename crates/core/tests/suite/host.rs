@@ -1,0 +1,230 @@
+//! The session host: a session started with `SessionBuilder` against lathe-mock over loopback,
+//! driven only by ops and observed only through events, as a front end does.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use lathe_core::host::{Flags, Interaction, SessionBuilder, SessionChoice, SessionHandle};
+use lathe_mock::{LoggedRequest, MockServer, Mode, Script};
+use lathe_protocol::{AgentEvent, AgentOp, Content, PermissionAnswer, StopCause};
+use serde_json::{Value, json};
+
+/// A workspace and a Lathe home in a temp dir, and a scripted mock.
+pub struct Setup {
+    pub _tmp: tempfile::TempDir,
+    pub home: PathBuf,
+    pub workspace: PathBuf,
+    pub server: MockServer,
+}
+
+pub async fn setup(turns: Value) -> Setup {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path().join("home");
+    let workspace = tmp.path().join("ws");
+    std::fs::create_dir_all(&home).expect("home");
+    std::fs::create_dir_all(&workspace).expect("ws");
+    std::fs::write(home.join("config.toml"), "[retry]\nmax_retries = 0\n").expect("config");
+    let script = Script::from_json(&json!({ "turns": turns }).to_string()).expect("script");
+    let server = MockServer::start(Mode::Scripted(script)).await.expect("mock");
+    Setup { _tmp: tmp, home, workspace, server }
+}
+
+impl Setup {
+    pub fn flags(&self, mode: &str, session: SessionChoice) -> Flags {
+        Flags {
+            dir: Some(self.workspace.clone()),
+            provider: Some("anthropic".into()),
+            base_url: Some(self.server.url()),
+            permission_mode: Some(mode.into()),
+            session,
+            ..Flags::default()
+        }
+    }
+
+    pub async fn start(&self, mode: &str, session: SessionChoice, interaction: Interaction) -> SessionHandle {
+        SessionBuilder::new(self.flags(mode, session))
+            .interaction(interaction)
+            .home(self.home.clone())
+            .start()
+            .await
+            .expect("session starts")
+    }
+}
+
+/// The next event, failing after 20 s.
+pub async fn next(session: &mut SessionHandle) -> AgentEvent {
+    tokio::time::timeout(Duration::from_secs(20), session.events.recv())
+        .await
+        .expect("an event within 20 s")
+        .expect("the event stream is open")
+}
+
+/// Events until (and including) the first one `stop` accepts.
+pub async fn until(session: &mut SessionHandle, stop: impl Fn(&AgentEvent) -> bool) -> Vec<AgentEvent> {
+    let mut seen = Vec::new();
+    loop {
+        let event = next(session).await;
+        let done = stop(&event);
+        seen.push(event);
+        if done {
+            return seen;
+        }
+    }
+}
+
+pub fn is_finished(event: &AgentEvent) -> bool {
+    matches!(event, AgentEvent::Finished { .. })
+}
+
+pub fn say(session: &SessionHandle, text: &str) {
+    session.ops.send(AgentOp::UserInput { content: vec![Content::text(text)] }).expect("op");
+}
+
+pub fn call(id: &str, name: &str, arguments: Value) -> Value {
+    json!({"id": id, "name": name, "arguments": arguments})
+}
+
+/// The text of every message of an Anthropic request body, for "was this sent" checks.
+pub fn sent_text(request: &LoggedRequest) -> String {
+    request.body["messages"].to_string()
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+#[tokio::test]
+async fn the_session_starts_with_session_started_and_a_resume_records_the_model_switch() {
+    let env = setup(json!([{"text": "first"}, {"text": "second"}])).await;
+    let mut session = env.start("default", SessionChoice::New, Interaction::Headless).await;
+    let AgentEvent::SessionStarted {
+        session_id,
+        model,
+        tools,
+        permission_mode,
+        session_file,
+        resumed_turns,
+        ..
+    } = next(&mut session).await
+    else {
+        panic!("the first event is not SessionStarted");
+    };
+    assert_eq!(session_id, session.info.id);
+    assert_eq!(model, "claude-sonnet-4-5");
+    assert!(tools.iter().any(|tool| tool == "shell"), "{tools:?}");
+    assert_eq!(permission_mode, "default");
+    assert_eq!(resumed_turns, 0);
+    let file = PathBuf::from(session_file.expect("saved"));
+    say(&session, "hello");
+    let events = until(&mut session, is_finished).await;
+    assert!(matches!(events.last(), Some(AgentEvent::Finished { cause: StopCause::Completed, .. })));
+    session.ops.send(AgentOp::Quit).expect("quit");
+    assert!(session.events.recv().await.is_none(), "the stream closes after Quit");
+
+    let mut flags = env.flags("default", SessionChoice::Continue);
+    flags.model = Some("claude-haiku-4-5".into());
+    let mut resumed = SessionBuilder::new(flags).home(env.home.clone()).start().await.expect("resume");
+    let AgentEvent::SessionStarted { session_id, resumed_turns, .. } = next(&mut resumed).await else {
+        panic!("first event");
+    };
+    assert_eq!(session_id, session.info.id);
+    assert_eq!(resumed_turns, 1);
+    say(&resumed, "again");
+    until(&mut resumed, is_finished).await;
+    let lines = read(&file);
+    assert!(lines.contains(r#""meta":"model_switch","model":"claude-haiku-4-5""#), "{lines}");
+    let requests = env.server.requests();
+    assert_eq!(requests[1].body["model"], "claude-haiku-4-5");
+    assert!(sent_text(&requests[1]).contains("hello") && sent_text(&requests[1]).contains("first"));
+}
+
+#[tokio::test]
+async fn an_interactive_permission_request_is_answered_by_an_op() {
+    let env = setup(json!([
+        {"tool_calls": [call("c1", "shell", json!({"command": "echo ran > ran.txt"}))]},
+        {"tool_calls": [call("c2", "shell", json!({"command": "echo no > no.txt"}))]},
+        {"text": "done"}
+    ]))
+    .await;
+    let mut session = env.start("default", SessionChoice::New, Interaction::Interactive).await;
+    say(&session, "run things");
+    let ask = |id: &'static str| move |event: &AgentEvent| matches!(event, AgentEvent::PermissionRequest { call, .. } if call.id == id);
+    let events = until(&mut session, ask("c1")).await;
+    let Some(AgentEvent::PermissionRequest { reason, .. }) = events.last() else { panic!("no request") };
+    assert!(reason.contains("command"), "{reason}");
+    assert!(!env.workspace.join("ran.txt").exists(), "ran before the answer");
+    let answer = |call_id: &str, answer| AgentOp::Permission { call_id: call_id.into(), answer };
+    session.ops.send(answer("c1", PermissionAnswer::AllowOnce)).expect("op");
+    until(&mut session, ask("c2")).await;
+    let deny = PermissionAnswer::Deny { feedback: Some("use printf instead".into()) };
+    session.ops.send(answer("c2", deny)).expect("op");
+    let events = until(&mut session, is_finished).await;
+    assert!(matches!(events.last(), Some(AgentEvent::Finished { cause: StopCause::Completed, .. })));
+    assert_eq!(read(&env.workspace.join("ran.txt")), "ran\n");
+    assert!(!env.workspace.join("no.txt").exists());
+    let last = env.server.requests().pop().expect("request");
+    assert!(sent_text(&last).contains("use printf instead"), "{}", sent_text(&last));
+}
+
+#[tokio::test]
+async fn cancel_answers_a_waiting_permission_request_and_the_session_takes_the_next_prompt() {
+    let env = setup(json!([
+        {"tool_calls": [call("c1", "write_file", json!({"path": "x.txt", "content": "x"}))]},
+        {"text": "after cancel"}
+    ]))
+    .await;
+    let mut session = env.start("default", SessionChoice::New, Interaction::Interactive).await;
+    say(&session, "write");
+    until(&mut session, |event| matches!(event, AgentEvent::PermissionRequest { .. })).await;
+    session.ops.send(AgentOp::Cancel).expect("cancel");
+    let events = until(&mut session, is_finished).await;
+    assert!(matches!(events.last(), Some(AgentEvent::Finished { cause: StopCause::Cancelled, .. })));
+    assert!(!env.workspace.join("x.txt").exists());
+    say(&session, "next");
+    let events = until(&mut session, is_finished).await;
+    let Some(AgentEvent::Finished { final_text, .. }) = events.last() else { panic!("finished") };
+    assert_eq!(final_text, "after cancel");
+}
+
+#[tokio::test]
+async fn headless_denies_what_would_ask_and_set_mode_changes_it_for_the_next_turn() {
+    let env = setup(json!([
+        {"tool_calls": [call("c1", "write_file", json!({"path": "a.txt", "content": "a"}))]},
+        {"text": "denied"},
+        {"tool_calls": [call("c2", "write_file", json!({"path": "b.txt", "content": "b"}))]},
+        {"text": "written"}
+    ]))
+    .await;
+    let mut session = env.start("default", SessionChoice::New, Interaction::Headless).await;
+    say(&session, "write a");
+    let events = until(&mut session, is_finished).await;
+    assert!(
+        events.iter().any(|event| matches!(event, AgentEvent::ToolResult { result, .. } if result.is_error))
+    );
+    assert!(!env.workspace.join("a.txt").exists());
+    session.ops.send(AgentOp::SetMode { mode: "accept-edits".into() }).expect("op");
+    assert_eq!(next(&mut session).await, AgentEvent::ModeChanged { mode: "accept-edits".into() });
+    session.ops.send(AgentOp::SetMode { mode: "sometimes".into() }).expect("op");
+    assert!(
+        matches!(next(&mut session).await, AgentEvent::Warning { message } if message.contains("sometimes"))
+    );
+    say(&session, "write b");
+    until(&mut session, is_finished).await;
+    assert_eq!(read(&env.workspace.join("b.txt")), "b");
+}
+
+#[tokio::test]
+async fn an_unwritable_session_directory_warns_and_the_run_still_works() {
+    let env = setup(json!([{"text": "fine"}])).await;
+    // A file where the sessions folder should be: nothing can be created under it.
+    std::fs::write(env.home.join("sessions"), "not a folder").expect("block");
+    let mut session = env.start("default", SessionChoice::New, Interaction::Headless).await;
+    let AgentEvent::SessionStarted { session_file, .. } = next(&mut session).await else { panic!("first") };
+    assert_eq!(session_file, None);
+    let AgentEvent::Warning { message } = next(&mut session).await else { panic!("no warning") };
+    assert!(message.contains("nothing of this session is saved"), "{message}");
+    say(&session, "hi");
+    let events = until(&mut session, is_finished).await;
+    let Some(AgentEvent::Finished { cause, final_text, .. }) = events.last() else { panic!("finished") };
+    assert_eq!((cause, final_text.as_str()), (&StopCause::Completed, "fine"));
+}
