@@ -72,7 +72,7 @@ pub struct Cli {
     pub max_cost: Option<f64>,
 
     /// Work in DIR instead of the current directory.
-    #[arg(short = 'C', long = "cd", value_name = "DIR")]
+    #[arg(short = 'C', long = "cd", value_name = "DIR", global = true)]
     pub dir: Option<PathBuf>,
 
     /// Continue the most recent session of this directory.

@@ -78,6 +78,9 @@ fn init_tracing() {
 }
 
 async fn run(cli: Cli) -> u8 {
+    // A file-size limit (`ulimit -f`) must make a write fail (EFBIG), which the session reports,
+    // rather than kill the process with SIGXFSZ: registering a handler replaces the default action.
+    let _ = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::from_raw(libc::SIGXFSZ));
     match &cli.command {
         Some(Command::Model { action }) => return model::model_command(action).await,
         Some(Command::Sessions { json }) => return list_sessions(&cli, *json),

@@ -1,2 +1,4 @@
 mod headless;
+mod kill;
 mod replay;
+mod sessions;
