@@ -3,7 +3,9 @@
 //! Order of content in the result: reasoning blocks and text in the order they started, then tool
 //! calls in call-index order (Anthropic interleaves them by block index; we keep first-seen order).
 //! An incomplete tool call (no `ToolCallEnd`, or unparseable JSON) is kept with `{}` arguments and
-//! its raw text in `incomplete`, so the loop can answer it without running it.
+//! its raw text in `incomplete`, so the loop can answer it without running it. A
+//! [`ModelEvent::Retry`] starts over: whatever a failed attempt streamed is dropped, so a response
+//! that broke mid-stream and was sent again never mixes with its retry.
 
 use serde_json::{Map, Value};
 
@@ -98,10 +100,20 @@ impl Accumulator {
                 }
             }
             ModelEvent::Usage(usage) => self.usage.overlay(usage),
-            ModelEvent::Retry(_) => {}
+            ModelEvent::Retry(_) => self.start_over(),
             ModelEvent::Stop { reason } => self.stop = Some(*reason),
             ModelEvent::Error { error } => self.error = Some(error.clone()),
         }
+    }
+
+    /// Forgets everything the failed attempt streamed (content, usage, stop, error).
+    fn start_over(&mut self) {
+        self.parts.clear();
+        self.refusal = None;
+        self.usage = Usage::default();
+        self.model = None;
+        self.stop = None;
+        self.error = None;
     }
 
     fn thinking(&mut self, index: usize) -> &mut Thinking {
@@ -237,5 +249,35 @@ mod tests {
         assert_eq!(calls[1].incomplete.as_deref(), Some(""));
         assert_eq!(calls[1].arguments, json!({}));
         assert!(matches!(&message.content[0], Content::Thinking(t) if t.text == "let me think"));
+    }
+
+    #[test]
+    fn a_retry_discards_what_the_failed_attempt_streamed() {
+        let mut acc = Accumulator::new(ThinkingFormat::Anthropic);
+        for event in [
+            ModelEvent::Started { model: Some("first".into()) },
+            ModelEvent::TextDelta { text: "Let me look".into() },
+            ModelEvent::ToolCallStart { index: 1, id: "toolu_1".into(), name: "read_file".into() },
+            ModelEvent::ToolCallDelta { index: 1, arguments: "{\"path\":\"a.".into() },
+            ModelEvent::Usage(Usage { output_tokens: Some(9), ..Usage::default() }),
+            ModelEvent::Retry(crate::RetryInfo {
+                attempt: 1,
+                max_retries: 4,
+                delay_ms: 10,
+                error: ProviderError::Network { message: "reset".into() },
+                discards_partial: true,
+            }),
+            ModelEvent::Started { model: Some("second".into()) },
+            ModelEvent::TextDelta { text: "Reading".into() },
+            ModelEvent::Stop { reason: StopReason::EndTurn },
+        ] {
+            acc.push(&event);
+        }
+        let message = acc.finish("m");
+        assert_eq!(message.text(), "Reading");
+        assert_eq!(message.tool_calls().count(), 0);
+        assert_eq!(message.usage, Usage::default());
+        assert_eq!(message.model, "second");
+        assert_eq!(message.stop, StopReason::EndTurn);
     }
 }

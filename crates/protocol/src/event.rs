@@ -86,7 +86,9 @@ pub enum ModelEvent {
     },
     /// Token usage so far; later events overlay earlier ones field by field.
     Usage(Usage),
-    /// The provider is being retried after a transient failure (before any content arrived).
+    /// The request is being sent again after a transient failure. When the failed attempt had
+    /// already streamed content (`RetryInfo::discards_partial`), everything it streamed is void:
+    /// consumers drop it (the [`crate::Accumulator`] starts over) and the response is the retry's.
     Retry(RetryInfo),
     /// Terminal: the response completed.
     Stop {
@@ -111,15 +113,26 @@ pub struct RetryInfo {
     pub delay_ms: u64,
     /// The error that caused it.
     pub error: ProviderError,
+    /// Whether the failed attempt had already streamed content, which is now discarded (a front
+    /// end that showed it should withdraw it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub discards_partial: bool,
 }
 
 impl RetryInfo {
-    /// `"rate limited, retrying in 4 s (2/4)"`.
+    /// `"rate limited, retrying in 4 s (2/4)"`; a retry that discards a partial response says
+    /// `"overloaded mid-response, partial response discarded, retrying in 1 s (1/4)"`.
     pub fn describe(&self) -> String {
         let secs = self.delay_ms as f64 / 1000.0;
         let delay =
             if self.delay_ms.is_multiple_of(1000) { format!("{secs:.0} s") } else { format!("{secs:.1} s") };
-        format!("{}, retrying in {delay} ({}/{})", self.error.short_reason(), self.attempt, self.max_retries)
+        let partial = if self.discards_partial { " mid-response, partial response discarded" } else { "" };
+        format!(
+            "{}{partial}, retrying in {delay} ({}/{})",
+            self.error.short_reason(),
+            self.attempt,
+            self.max_retries
+        )
     }
 }
 

@@ -355,6 +355,22 @@ pub enum Meta {
         /// The error, e.g. "No space left on device".
         reason: String,
     },
+    /// A model request failed for good (after its retries). The user messages it was answering —
+    /// those after the last assistant message — are left out of every later request
+    /// ([`crate::conversation::request_messages`]), so a prompt that failed is never glued to the
+    /// next one.
+    RequestFailed {
+        /// The error's stable kind (`context_window_exceeded`, `bad_request`, …).
+        kind: String,
+        /// The error message, with the provider's text verbatim.
+        message: String,
+    },
+    /// The provider could not process an image of the conversation: from here on every image
+    /// before this item is sent as a text note instead.
+    ImagesReplaced {
+        /// The provider's message.
+        reason: String,
+    },
 }
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {

@@ -2,7 +2,8 @@
 //!
 //! - [`ledger`]: the append-only conversation record (user and assistant messages, tool results,
 //!   compaction boundaries, meta items) — the single source of truth for what is sent and saved.
-//! - [`request`]: one model request ([`ModelRequest`]) built from the ledger.
+//! - [`request`]: one model request ([`ModelRequest`]) built from the ledger; [`conversation`]:
+//!   which ledger items (and in which form) a request carries.
 //! - [`event`]: what a provider streams back ([`ModelEvent`]), normalised across wire protocols,
 //!   and [`accumulate::Accumulator`], which folds the stream into an [`AssistantMessage`].
 //! - [`error`]: typed provider errors ([`ProviderError`]) that drive recovery.
@@ -12,6 +13,7 @@
 
 pub mod accumulate;
 pub mod agent;
+pub mod conversation;
 pub mod error;
 pub mod event;
 pub mod ledger;
