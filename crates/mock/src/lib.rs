@@ -5,8 +5,9 @@
 //!
 //! * **Scripted** ([`Script`]): a JSON list of turns. Every model request, whatever its protocol, consumes the
 //!   next turn and gets it encoded in that protocol: streamed as SSE when the request says `"stream": true`
-//!   (one chunk per event, with optional delays, an optional mid-stream connection drop, an optional error
-//!   event after the content), else a plain JSON body. A turn can also be an HTTP error with a status, extra
+//!   (one chunk per event, with optional delays, an optional mid-stream connection drop — after N events or
+//!   right after the content —, an optional error event after the content, tool calls optionally sent without
+//!   their index), else a plain JSON body. A script may also reject every request that carries an image. A turn can also be an HTTP error with a status, extra
 //!   headers and a body (default: the provider's own error shape; a string body is sent verbatim, e.g. an
 //!   HTML page from a proxy). A request after the last turn gets HTTP 400 "script exhausted". See [`Script`]
 //!   for the format and [`ScriptTurn`] for every field.

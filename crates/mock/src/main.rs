@@ -23,9 +23,13 @@ MODES
 
 scripted SCRIPT.json
   Each model request, in any protocol, gets the next turn of the script: text,
-  thinking, tool calls (arguments split into N deltas), usage, delays, a
-  dropped connection, or an HTTP error with headers. After the last turn:
-  HTTP 400 \"script exhausted\". Example:
+  thinking, tool calls (arguments split into N deltas, or cut off), usage,
+  delays, a dropped connection (after N events, or right after the content:
+  \"drop_after_content\"), an error event after the content, tool calls sent
+  without their index (\"omit_call_index\"), or an HTTP error with headers.
+  \"reject_images\" (beside \"turns\") answers every request carrying an image
+  with the given error. After the last turn: HTTP 400 \"script exhausted\".
+  Example:
     lathe-mock scripted turns.json
   with turns.json:
     {\"turns\": [{\"error\": {\"status\": 429, \"headers\": {\"retry-after\": \"2\"}}},

@@ -20,6 +20,12 @@ pub(crate) struct Reply {
     pub model: String,
     /// An error event after the content (Anthropic `error`, Chat `{"error":…}`, Responses `response.failed`).
     pub stream_error: Option<StreamError>,
+    /// End the events right after the content: no stop of a cut call, no finish / `message_delta` /
+    /// `response.completed` (the server then breaks the connection).
+    pub drop_after_content: bool,
+    /// Tool calls without their index: Chat sends each call whole in one `tool_calls` delta with no
+    /// `index`; Responses events carry no `output_index` (items are named by id only).
+    pub omit_call_index: bool,
 }
 
 impl Reply {

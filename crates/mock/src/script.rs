@@ -20,14 +20,24 @@ use crate::{MockError, read_text};
 ///   {"thinking": {"text": "…", "signature": "sig"}, "text": "Hello", "text_chunks": 2,
 ///    "tool_calls": [{"id": "call_1", "name": "read_file", "arguments": {"path": "a.txt"}, "chunks": 3}],
 ///    "stop": "tool_use", "usage": {"input_tokens": 10, "output_tokens": 5},
-///    "first_byte_delay_ms": 0, "chunk_delay_ms": 0, "drop_after_events": 3}
-/// ]}
+///    "first_byte_delay_ms": 0, "chunk_delay_ms": 0, "drop_after_events": 3},
+///   {"text": "Let me look", "drop_after_content": true,
+///    "tool_calls": [{"id": "toolu_1", "name": "read_file", "raw_arguments": "{\"path\":\"a.", "complete": false}]},
+///   {"tool_calls": [{"id": "function-call-1", "name": "read_file", "arguments": {"path": "a.txt"}}],
+///    "omit_call_index": true}
+/// ],
+///  "reject_images": {"status": 400, "message": "Could not process image"}}
 /// ```
 #[derive(Serialize, Deserialize, Clone, Debug, Default)]
 #[serde(deny_unknown_fields)]
 pub struct Script {
     /// The turns, in order.
     pub turns: Vec<ScriptTurn>,
+    /// Answer every request that carries an image (Anthropic `image`, Chat `image_url`, Responses
+    /// `input_image` content) with this error instead of the next turn; such a request consumes no
+    /// turn. Models a provider that cannot process an image in the conversation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reject_images: Option<ScriptError>,
 }
 
 /// One scripted response: either an HTTP error (`error`) or a model answer (the other fields).
@@ -72,6 +82,16 @@ pub struct ScriptTurn {
     /// Responses `error` + `response.failed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream_error: Option<ScriptStreamError>,
+    /// Break the connection right after the content, in any protocol: no stop event for a cut-off
+    /// call, no finish chunk, `message_delta` or `response.completed`. With a call that has
+    /// `raw_arguments` cut mid-JSON and `complete: false`, the stream drops inside that call.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub drop_after_content: bool,
+    /// Send the tool calls without their index, as some OpenAI-compatible servers do: Chat sends
+    /// each call whole (id, name, all arguments) in one `tool_calls` delta without `index`;
+    /// Responses events carry no `output_index`. Anthropic streams are unchanged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub omit_call_index: bool,
 }
 
 /// An HTTP error turn.
@@ -228,18 +248,40 @@ fn parse_stop(s: &str) -> Option<Stop> {
     }
 }
 
+impl ScriptError {
+    /// The error reply this describes.
+    pub(crate) fn lower(&self) -> ErrorReply {
+        ErrorReply {
+            status: self.status,
+            kind: self.kind.clone(),
+            message: self.message.clone().unwrap_or_else(|| default_message(self.status)),
+            headers: self.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            body: self.body.clone(),
+            first_byte_delay_ms: self.first_byte_delay_ms.unwrap_or(0),
+        }
+    }
+}
+
+/// Whether a request body carries image content in any protocol: an object whose `type` is
+/// `image` (Anthropic), `image_url` (Chat) or `input_image` (Responses), at any depth.
+pub(crate) fn carries_image(body: &serde_json::Value) -> bool {
+    match body {
+        serde_json::Value::Object(map) => {
+            matches!(
+                map.get("type").and_then(serde_json::Value::as_str),
+                Some("image" | "image_url" | "input_image")
+            ) || map.values().any(carries_image)
+        }
+        serde_json::Value::Array(items) => items.iter().any(carries_image),
+        _ => false,
+    }
+}
+
 impl ScriptTurn {
     /// Lowers the turn; `model` is the request's model name, if any.
     pub(crate) fn lower(&self, model: Option<&str>) -> Answer {
         if let Some(e) = &self.error {
-            return Answer::Error(ErrorReply {
-                status: e.status,
-                kind: e.kind.clone(),
-                message: e.message.clone().unwrap_or_else(|| default_message(e.status)),
-                headers: e.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-                body: e.body.clone(),
-                first_byte_delay_ms: e.first_byte_delay_ms.unwrap_or(0),
-            });
+            return Answer::Error(e.lower());
         }
         let calls: Vec<ReplyCall> = self
             .tool_calls
@@ -289,11 +331,16 @@ impl ScriptTurn {
                 .stream_error
                 .as_ref()
                 .map(|e| StreamError { kind: e.kind.clone(), message: e.message.clone() }),
+            drop_after_content: self.drop_after_content,
+            omit_call_index: self.omit_call_index,
         };
+        // Past the last event: every event is sent, then the connection breaks.
+        let drop_after_events =
+            if self.drop_after_content { Some(usize::MAX) } else { self.drop_after_events };
         let delivery = Delivery {
             first_byte_delay_ms: self.first_byte_delay_ms.unwrap_or(0),
             chunk_delay_ms: self.chunk_delay_ms.unwrap_or(0),
-            drop_after_events: self.drop_after_events,
+            drop_after_events,
         };
         Answer::Reply(reply, delivery)
     }

@@ -24,7 +24,7 @@ use crate::cassette::{CassetteSet, file_of_path};
 use crate::log::{LoggedRequest, RequestLog, Stats, lock};
 use crate::replay::ReplayEngine;
 use crate::reply::{Answer, Delivery, ErrorReply};
-use crate::script::Script;
+use crate::script::{Script, carries_image};
 use crate::wire::{self, RequestShape, SseEvent};
 use crate::{Mode, Protocol};
 
@@ -196,6 +196,10 @@ fn decide(
             }
         }
         Engine::Scripted { script, next } => {
+            if let Some(rejection) = script.reject_images.as_ref().filter(|_| carries_image(body)) {
+                lock(&shared.stats).requests += 1;
+                return encode(protocol, body, seq, Answer::Error(rejection.lower()));
+            }
             let answer = {
                 let mut stats = lock(&shared.stats);
                 stats.requests += 1;

@@ -144,7 +144,7 @@ fn turn_reply(case_id: &str, n: usize, turn: &ReplayTurn, model: String, input_t
             cache_creation_input_tokens: 0,
         },
         model,
-        stream_error: None,
+        ..Reply::default()
     }
 }
 

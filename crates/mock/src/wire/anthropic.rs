@@ -4,7 +4,7 @@
 //! per block `content_block_start`, deltas (`thinking_delta` + `signature_delta`, `text_delta`,
 //! `input_json_delta`), `content_block_stop` (padded with spaces before its closing brace, as real streams
 //! are), then `message_delta` with `stop_reason` and usage, then `message_stop`. A cut-off tool call gets no
-//! `content_block_stop`.
+//! `content_block_stop`; `drop_after_content` ends the events after the last content block.
 
 use serde_json::{Value, json};
 
@@ -98,6 +98,9 @@ pub(crate) fn stream(reply: &Reply, seq: usize) -> Vec<SseEvent> {
             out.push(block_stop(index));
         }
         index += 1;
+    }
+    if reply.drop_after_content {
+        return out;
     }
     if let Some(e) = &reply.stream_error {
         out.push(SseEvent::named(

@@ -4,7 +4,9 @@
 //! `delta.reasoning_content` (DeepSeek's field), text as `delta.content`, then `delta.tool_calls` by index —
 //! each call's first delta carries `id`, `type` and `function.name` with empty arguments, later deltas only
 //! argument pieces — then a chunk with empty delta and `finish_reason`, then (with
-//! `stream_options.include_usage`) a `choices: []` chunk with usage, then `data: [DONE]`.
+//! `stream_options.include_usage`) a `choices: []` chunk with usage, then `data: [DONE]`. With
+//! `omit_call_index` each call is one delta carrying id, name and the whole arguments but no `index`;
+//! `drop_after_content` ends the events after the last content delta.
 
 use serde_json::{Value, json};
 
@@ -63,6 +65,15 @@ pub(crate) fn stream(reply: &Reply, include_usage: bool, seq: usize) -> Vec<SseE
         out.push(c.chunk(json!({"content": piece}), None));
     }
     for (i, call) in reply.calls.iter().enumerate() {
+        if reply.omit_call_index {
+            // As some OpenAI-compatible servers send parallel calls: each whole, without `index`.
+            out.push(c.chunk(
+                json!({"tool_calls": [{"id": call.id, "type": "function",
+                                       "function": {"name": call.name, "arguments": call.arguments()}}]}),
+                None,
+            ));
+            continue;
+        }
         out.push(c.chunk(
             json!({"tool_calls": [{"index": i, "id": call.id, "type": "function",
                                    "function": {"name": call.name, "arguments": ""}}]}),
@@ -71,6 +82,9 @@ pub(crate) fn stream(reply: &Reply, include_usage: bool, seq: usize) -> Vec<SseE
         for piece in &call.pieces {
             out.push(c.chunk(json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}), None));
         }
+    }
+    if reply.drop_after_content {
+        return out;
     }
     if let Some(e) = &reply.stream_error {
         out.push(SseEvent::data(

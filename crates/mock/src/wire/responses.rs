@@ -6,7 +6,8 @@
 //! `message` item (`content_part.added`, `output_text.delta`s, `output_text.done`, `content_part.done`), one
 //! `function_call` item per call (`function_call_arguments.delta`s and `.done`, `call_id` = the call id);
 //! then `response.completed` (or `response.incomplete` for `max_tokens`) with the output and usage. Every
-//! event carries a `sequence_number`. A cut-off call gets no `.done` events.
+//! event carries a `sequence_number`. A cut-off call gets no `.done` events. With `omit_call_index` no
+//! event carries `output_index`; `drop_after_content` ends the events after the last output item.
 
 use serde_json::{Value, json};
 
@@ -63,10 +64,17 @@ pub(crate) fn output_items(reply: &Reply, seq: usize) -> Vec<Value> {
 
 struct Events {
     out: Vec<SseEvent>,
+    /// Leave `output_index` out of every event (items are then named by id only).
+    omit_index: bool,
 }
 
 impl Events {
     fn push(&mut self, kind: &str, mut data: Value) {
+        if self.omit_index
+            && let Some(map) = data.as_object_mut()
+        {
+            map.remove("output_index");
+        }
         data["type"] = json!(kind);
         data["sequence_number"] = json!(self.out.len());
         self.out.push(SseEvent::named(kind, &data));
@@ -75,7 +83,7 @@ impl Events {
 
 /// The SSE events of a streamed response.
 pub(crate) fn stream(reply: &Reply, seq: usize) -> Vec<SseEvent> {
-    let mut ev = Events { out: Vec::new() };
+    let mut ev = Events { out: Vec::new(), omit_index: reply.omit_call_index };
     let mut started = response(reply, seq, &[]);
     started["status"] = json!("in_progress");
     started["usage"] = Value::Null;
@@ -178,6 +186,9 @@ pub(crate) fn stream(reply: &Reply, seq: usize) -> Vec<SseEvent> {
             done_items.push(item);
         }
         index += 1;
+    }
+    if reply.drop_after_content {
+        return ev.out;
     }
     if let Some(e) = &reply.stream_error {
         ev.push("error", json!({"code": e.kind, "message": e.message, "param": null}));

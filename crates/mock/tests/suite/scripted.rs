@@ -320,3 +320,109 @@ fn bad_scripts_are_clear_errors() {
     let err = Script::load(std::path::Path::new("/nonexistent/script.json")).unwrap_err().to_string();
     assert!(err.contains("/nonexistent/script.json"), "{err}");
 }
+
+/// The body bytes received before the connection broke; panics if the body ended cleanly.
+async fn body_until_the_cut(server: &MockServer, protocol: Protocol) -> String {
+    let mut resp = reqwest::Client::new()
+        .post(endpoint(&server.url(), protocol))
+        .json(&simple_request(protocol, true))
+        .send()
+        .await
+        .unwrap();
+    let mut received = Vec::new();
+    loop {
+        match resp.chunk().await {
+            Ok(Some(chunk)) => received.extend_from_slice(&chunk),
+            Ok(None) => panic!("{protocol:?}: the body ended cleanly; it should have been cut"),
+            Err(_) => break,
+        }
+    }
+    String::from_utf8(received).unwrap()
+}
+
+#[tokio::test]
+async fn drop_after_content_cuts_inside_a_tool_call_in_each_protocol() {
+    for protocol in ALL {
+        let server = MockServer::start(Mode::Scripted(script(json!({"turns": [
+            {"text": "Let me look", "drop_after_content": true,
+             "tool_calls": [{"id": "toolu_1", "name": "read_file", "raw_arguments": "{\"path\":\"a.", "complete": false}]}
+        ]}))))
+        .await
+        .unwrap();
+        let body = body_until_the_cut(&server, protocol).await;
+        let events = parse_sse(&body);
+        let last = events.last().unwrap().json();
+        let last_is_the_cut_argument = match protocol {
+            Protocol::Anthropic => last["delta"]["partial_json"] == "{\"path\":\"a.",
+            Protocol::OpenaiChat => {
+                last["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"] == "{\"path\":\"a."
+            }
+            Protocol::OpenaiResponses => last["delta"] == "{\"path\":\"a.",
+        };
+        assert!(last_is_the_cut_argument, "{protocol:?}: the stream ends inside the call: {body}");
+        assert!(body.contains("Let me look"), "{protocol:?}");
+        for terminal in ["message_delta", "finish_reason\":\"", "response.completed", "[DONE]"] {
+            assert!(!body.contains(terminal), "{protocol:?}: {terminal} was sent: {body}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn omit_call_index_sends_whole_calls_without_index() {
+    let turn = json!({"omit_call_index": true, "tool_calls": [
+        {"id": "function-call-1", "name": "read_file", "arguments": {"path": "a.txt"}},
+        {"id": "function-call-2", "name": "read_file", "arguments": {"path": "b.txt"}}]});
+    let server =
+        MockServer::start(Mode::Scripted(script(json!({"turns": [turn.clone(), turn]})))).await.unwrap();
+    let (_, _, body) =
+        post(&endpoint(&server.url(), Protocol::OpenaiChat), &simple_request(Protocol::OpenaiChat, true))
+            .await;
+    let pieces: Vec<Value> = parse_sse(&body)
+        .iter()
+        .filter(|e| e.data != "[DONE]")
+        .filter_map(|e| e.json()["choices"][0]["delta"]["tool_calls"].get(0).cloned())
+        .collect();
+    assert_eq!(
+        pieces,
+        vec![
+            json!({"id": "function-call-1", "type": "function",
+                   "function": {"name": "read_file", "arguments": "{\"path\":\"a.txt\"}"}}),
+            json!({"id": "function-call-2", "type": "function",
+                   "function": {"name": "read_file", "arguments": "{\"path\":\"b.txt\"}"}}),
+        ]
+    );
+    let (_, _, body) = post(
+        &endpoint(&server.url(), Protocol::OpenaiResponses),
+        &simple_request(Protocol::OpenaiResponses, true),
+    )
+    .await;
+    let events = parse_sse(&body);
+    assert!(events.iter().all(|e| e.json().get("output_index").is_none()), "{body}");
+    assert!(events.iter().any(|e| e.json()["item_id"] == "fc_mock0000000000010001"), "{body}");
+}
+
+#[tokio::test]
+async fn reject_images_answers_image_requests_without_using_a_turn() {
+    let server = MockServer::start(Mode::Scripted(script(json!({
+        "turns": [{"text": "no image here"}],
+        "reject_images": {"status": 400, "message": "Could not process image"}}))))
+    .await
+    .unwrap();
+    let mut with_image = simple_request(Protocol::Anthropic, false);
+    with_image["messages"][0]["content"] = json!([
+        {"type": "text", "text": "look"},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}}]);
+    let (status, _, body) = post(&endpoint(&server.url(), Protocol::Anthropic), &with_image).await;
+    assert_eq!(status, 400);
+    assert!(body.contains("Could not process image"), "{body}");
+    let mut chat_image = simple_request(Protocol::OpenaiChat, false);
+    chat_image["messages"][0]["content"] =
+        json!([{"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]);
+    assert_eq!(post(&endpoint(&server.url(), Protocol::OpenaiChat), &chat_image).await.0, 400);
+    let (status, _, body) =
+        post(&endpoint(&server.url(), Protocol::Anthropic), &simple_request(Protocol::Anthropic, false))
+            .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("no image here"));
+    assert_eq!(server.requests().len(), 3);
+}
