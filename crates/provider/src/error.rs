@@ -17,13 +17,16 @@ use lathe_protocol::{ApiError, ProviderError};
 use serde_json::Value;
 
 use crate::retry::retry_after_ms;
+use crate::retry_hint::{body_hint_ms, message_hint_ms, reset_header_ms};
 
 /// Longest excerpt of an unexpected body quoted in an error, in bytes.
 pub(crate) const EXCERPT_BYTES: usize = 300;
 
-/// The error for a non-success HTTP response.
+/// The error for a non-success HTTP response. The retry delay comes from `retry-after-ms` /
+/// `retry-after`, else from the body ("Please try again in 1.5s", a `retryDelay` detail), else from
+/// the rate-limit reset headers ([`crate::retry_hint`]).
 pub fn error_from_status(status: u16, headers: &http::HeaderMap, body: &[u8]) -> ProviderError {
-    let retry_after = retry_after_ms(headers, SystemTime::now());
+    let now = SystemTime::now();
     let parsed = serde_json::from_slice::<Value>(body).ok().and_then(|json| parse_error_object(&json));
     let api = match parsed {
         Some((error_type, message)) => ApiError { status: Some(status), error_type, message },
@@ -40,6 +43,9 @@ pub fn error_from_status(status: u16, headers: &http::HeaderMap, body: &[u8]) ->
             ApiError { status: Some(status), error_type: None, message }
         }
     };
+    let retry_after = retry_after_ms(headers, now)
+        .or_else(|| body_hint_ms(body, &api.message))
+        .or_else(|| reset_header_ms(headers, now));
     classify(status, api, retry_after)
 }
 
@@ -58,12 +64,25 @@ fn classify(status: u16, api: ApiError, retry_after_ms: Option<u64>) -> Provider
 }
 
 /// The error for an error reported inside a 200 stream (`error_type` as in
-/// [`parse_error_object`]).
+/// [`parse_error_object`]). Overload, rate limits and server-side failures (`api_error`,
+/// `server_error`, …) are typed as such so that the response is retried; a delay stated in the
+/// message is kept.
 pub fn stream_error(error_type: Option<String>, message: String) -> ProviderError {
+    let retry_after_ms = message_hint_ms(&message);
     let api = ApiError { status: None, error_type, message };
     match api.error_type.as_deref() {
-        Some("overloaded_error") => ProviderError::Overloaded { retry_after_ms: None, api },
-        Some("rate_limit_error") => ProviderError::RateLimited { retry_after_ms: None, api },
+        Some("overloaded_error" | "overloaded") => ProviderError::Overloaded { retry_after_ms, api },
+        Some("rate_limit_error" | "rate_limit_exceeded" | "rate_limited") => {
+            ProviderError::RateLimited { retry_after_ms, api }
+        }
+        Some(
+            "api_error"
+            | "server_error"
+            | "internal_error"
+            | "internal_server_error"
+            | "service_unavailable"
+            | "timeout",
+        ) => ProviderError::Server { retry_after_ms, api },
         _ if is_context_overflow(&api) => ProviderError::ContextWindowExceeded { api },
         _ => ProviderError::Stream { api },
     }

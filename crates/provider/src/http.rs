@@ -2,13 +2,19 @@
 //!
 //! Flow of one [`Provider::stream`] call: encode the request (once) → POST it → on a 2xx status,
 //! stream the body through `sse::decode_stream` and forward its events; on an error status,
-//! read the (small) body and type the error. A retryable failure before any content — an error
-//! status, a reset connection, no response headers within `first_byte_timeout_ms`, an
-//! in-stream overload or a dropped body before the first text, thinking or tool call — is
-//! announced with `ModelEvent::Retry` and retried after the [`RetryConfig`] delay (`Started` and
-//! `Usage` events are held back until content arrives, so the consumer never sees the abandoned
-//! attempt). Failures after content arrived are surfaced, never replayed. Cancellation is checked
-//! around every await: the stream then ends with `ProviderError::Cancelled` and sends nothing more.
+//! read the (small) body and type the error. A retryable failure — an error status, a reset
+//! connection, no response headers within `first_byte_timeout_ms`, an in-stream overload or
+//! server error, a dropped or silent body — is announced with `ModelEvent::Retry` and the whole
+//! request is sent again after the [`RetryConfig`] delay:
+//! - before any content, invisibly: `Started` and `Usage` events are held back until content
+//!   arrives, so the consumer never sees the abandoned attempt;
+//! - after content started (text, thinking or a tool call streamed, then the stream broke), with
+//!   `RetryInfo::discards_partial` set: the consumer drops what it received (the accumulator
+//!   starts over), so a half-streamed response is never stored, echoed back or run.
+//!
+//! Only the user's cancel ends a stream with content that is not a complete response: cancellation
+//! is checked around every await, and the stream then ends with `ProviderError::Cancelled` and
+//! sends nothing more.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -141,10 +147,11 @@ impl Provider for HttpProvider {
                 // Events that precede any content (Started, Usage) are held back, so a failure
                 // before the first content can be retried without the consumer seeing it.
                 let mut held: Vec<ModelEvent> = Vec::new();
+                // Whether this attempt streamed content to the consumer; a retry then discards it.
+                let mut content = false;
                 let (error, retryable) = match sent {
                     Ok(response) if response.status().is_success() => {
                         let mut events = Box::pin(decode_stream(inner.protocol, body_chunks(response, inner.idle_timeout)));
-                        let mut content = false;
                         loop {
                             let next = tokio::select! {
                                 biased;
@@ -152,8 +159,8 @@ impl Provider for HttpProvider {
                                 event = events.next() => event,
                             };
                             match next {
-                                Some(ModelEvent::Error { error }) if !content => {
-                                    let retryable = retryable_before_content(&error);
+                                Some(ModelEvent::Error { error }) => {
+                                    let retryable = retryable_stream_failure(&error);
                                     break (error, retryable);
                                 }
                                 Some(event) => {
@@ -198,12 +205,13 @@ impl Provider for HttpProvider {
                 }
                 attempt += 1;
                 let delay = inner.retry.delay(attempt, &error);
-                tracing::info!(attempt, delay_ms = delay.as_millis() as u64, %error, "retrying model request");
+                tracing::info!(attempt, delay_ms = delay.as_millis() as u64, %error, partial = content, "retrying model request");
                 yield ModelEvent::Retry(RetryInfo {
                     attempt,
                     max_retries: inner.retry.max_retries,
                     delay_ms: delay.as_millis() as u64,
                     error,
+                    discards_partial: content,
                 });
                 let cancelled = tokio::select! {
                     biased;
@@ -257,10 +265,10 @@ fn is_content(event: &ModelEvent) -> bool {
     }
 }
 
-/// Whether a failure of a 2xx stream that produced no content yet may be retried: the retryable
-/// errors (an in-stream overload, a reset connection, an idle timeout), and a body that ended
-/// before its first content (a dropped connection looks like that).
-fn retryable_before_content(error: &ProviderError) -> bool {
+/// Whether a failure of a 2xx stream may be retried (before or after content started): the
+/// retryable errors (an in-stream overload or server error, a reset connection, an idle timeout),
+/// and a body that ended before its terminal event (a dropped connection looks like that).
+fn retryable_stream_failure(error: &ProviderError) -> bool {
     error.is_retryable() || matches!(error, ProviderError::IncompleteStream { .. })
 }
 

@@ -10,9 +10,10 @@
 //! ([`responses`]) — echoing reasoning only to the protocol that produced it, so a ledger started on
 //! one provider continues on another. Prompt-cache breakpoints are placed on that encoded copy.
 //!
-//! The request goes out over reqwest ([`http`]). Transient failures before any content (429, 529,
-//! 5xx, reset connections, no headers in time) are retried with backoff ([`retry`]), each retry
-//! announced as a `ModelEvent::Retry`. The response body is framed by eventsource-stream and decoded
+//! The request goes out over reqwest ([`http`]). Transient failures (429, 529, 5xx, reset
+//! connections, no headers in time, a stream that breaks — before or after content started) are
+//! retried as a whole with backoff ([`retry`]), each retry announced as a `ModelEvent::Retry`
+//! (which, after content, tells the consumer to discard what the failed attempt streamed). The response body is framed by eventsource-stream and decoded
 //! ([`sse`] plus the protocol's `stream` module) into [`ModelEvent`]s normalised as in
 //! `shared/cassettes/README.md` §1, ending with exactly one `Stop` or `Error`; errors are typed
 //! ([`ProviderError`], mapped in [`error`]) and keep the provider's message verbatim. The loop folds
@@ -62,6 +63,7 @@ pub mod http;
 pub mod openai_chat;
 pub mod responses;
 pub mod retry;
+pub mod retry_hint;
 pub mod sse;
 
 pub use catalog::{ModelInfo, ModelInfoOverride, Price, estimate_cost, lookup};
@@ -76,8 +78,9 @@ pub type ModelStream = Pin<Box<dyn Stream<Item = ModelEvent> + Send>>;
 /// Completions, OpenAI Responses) and by the local in-process model.
 ///
 /// `stream` encodes the request immediately (so the returned stream does not borrow it), retries
-/// transient failures before any content arrives (emitting `ModelEvent::Retry`), and stops promptly
-/// with `ProviderError::Cancelled` when `cancel` fires.
+/// transient failures as a whole (emitting `ModelEvent::Retry`; after content started, with
+/// `discards_partial` set so the consumer drops the partial response), and stops promptly with
+/// `ProviderError::Cancelled` when `cancel` fires.
 pub trait Provider: Send + Sync {
     /// Short provider name: `anthropic`, `openai`, `responses`.
     fn name(&self) -> &str;

@@ -1,12 +1,14 @@
 //! When and how long to wait before retrying a failed request.
 //!
 //! Retried: 408/409/429/500/502/503/504/529 (as typed by [`ProviderError::is_retryable`]), reset
-//! connections, and timeouts before the response headers. Never: other client errors, a refused
-//! connection (nothing listens at the base URL), cancellation, or a failure after content has
-//! streamed (the caller surfaces it instead).
+//! connections, timeouts, and streams that break or report an overload or server error — also
+//! after content started, in which case the whole response is requested again and the partial one
+//! discarded. Never: other client errors, a refused connection (nothing listens at the base URL),
+//! or cancellation.
 //!
 //! Delay for retry `n` (1-based): the server's `retry-after-ms` / `retry-after` (seconds or an HTTP
-//! date) when present, capped at [`RetryConfig::max_retry_after_ms`]; otherwise exponential backoff
+//! date) when present — else a delay stated in the error body or the rate-limit reset headers
+//! ([`crate::retry_hint`]) — capped at [`RetryConfig::max_retry_after_ms`]; otherwise exponential backoff
 //! `initial_backoff_ms * 2^(n-1)`, capped at [`RetryConfig::max_backoff_ms`], with up to 25 % of
 //! random jitter subtracted so that clients retrying together spread out.
 

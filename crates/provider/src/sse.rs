@@ -6,10 +6,13 @@
 //! (LF, CRLF and CR line endings, comments, multi-line data) → `StreamDecoder`, which skips
 //! `[DONE]`, parses each event's JSON, hands it to the protocol's `WireDecoder`, and makes sure the
 //! output ends with exactly one `Stop` or `Error`: a malformed event, a transport failure, an empty
-//! or non-SSE body, or a stream that ends without its terminal event all become a typed error.
+//! or non-SSE body, or a stream that ends without its terminal event all become a typed error (a
+//! body that stops in the middle of an event is an `IncompleteStream`, like any other cut stream,
+//! not a decode error).
 //!
 //! The same `decode_stream` serves the HTTP client and the synchronous [`crate::decode_bytes`].
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
@@ -52,6 +55,9 @@ pub(crate) struct StreamDecoder {
     done: bool,
     events: usize,
     head: Arc<Mutex<Head>>,
+    /// Set once the body has ended: an event dispatched after that is the body's unterminated
+    /// tail, and invalid JSON there means the connection closed mid-event.
+    body_ended: Arc<AtomicBool>,
 }
 
 /// The first bytes of the body and its total length.
@@ -62,8 +68,8 @@ struct Head {
 }
 
 impl StreamDecoder {
-    fn new(protocol: Protocol, head: Arc<Mutex<Head>>) -> Self {
-        StreamDecoder { wire: wire_decoder(protocol), done: false, events: 0, head }
+    fn new(protocol: Protocol, head: Arc<Mutex<Head>>, body_ended: Arc<AtomicBool>) -> Self {
+        StreamDecoder { wire: wire_decoder(protocol), done: false, events: 0, head, body_ended }
     }
 
     /// Whether the terminal event has been emitted.
@@ -93,6 +99,16 @@ impl StreamDecoder {
                 self.wire.on_event(&event.event, json, out);
                 self.seal(start, out);
             }
+            // The body ended inside this event: the connection closed mid-stream.
+            Err(err) if self.body_ended.load(Ordering::SeqCst) => self.fail(
+                ProviderError::IncompleteStream {
+                    detail: format!(
+                        "the stream ended in the middle of an event ({err}): {}",
+                        excerpt(data.as_bytes())
+                    ),
+                },
+                out,
+            ),
             Err(err) => self.fail(
                 ProviderError::Decode {
                     detail: format!(
@@ -201,12 +217,18 @@ where
 }
 
 /// Appends a blank line at EOF so that a last event without its terminating blank line is still
-/// dispatched (the SSE framing itself is eventsource-stream's).
-fn with_final_blank_line<S>(body: S) -> impl Stream<Item = Result<Bytes, ProviderError>>
+/// dispatched (the SSE framing itself is eventsource-stream's); `ended` is set when it is.
+fn with_final_blank_line<S>(
+    body: S,
+    ended: Arc<AtomicBool>,
+) -> impl Stream<Item = Result<Bytes, ProviderError>>
 where
     S: Stream<Item = Result<Bytes, ProviderError>>,
 {
-    body.chain(futures::stream::once(async { Ok(Bytes::from_static(b"\n\n")) }))
+    body.chain(futures::stream::once(async move {
+        ended.store(true, Ordering::SeqCst);
+        Ok(Bytes::from_static(b"\n\n"))
+    }))
 }
 
 /// Decodes a response body (the status was 2xx) into model events ending with exactly one `Stop`
@@ -225,9 +247,10 @@ where
         }
         chunk
     });
-    let mut decoder = StreamDecoder::new(protocol, head);
+    let body_ended = Arc::new(AtomicBool::new(false));
+    let mut decoder = StreamDecoder::new(protocol, head, Arc::clone(&body_ended));
     async_stream::stream! {
-        let mut events = Box::pin(line_sized(with_final_blank_line(recorded)).eventsource());
+        let mut events = Box::pin(line_sized(with_final_blank_line(recorded, body_ended)).eventsource());
         let mut out = Vec::new();
         while let Some(item) = events.next().await {
             match item {

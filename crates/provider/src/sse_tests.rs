@@ -254,3 +254,129 @@ fn chat_done_after_the_finish_ends_the_stream_and_is_skipped_before_it() {
     assert_eq!(text_of(&events), "ok");
     assert_eq!(terminal(&events), &ModelEvent::Stop { reason: StopReason::EndTurn });
 }
+
+/// The calls (id, name, arguments) of a decoded stream, through the accumulator.
+fn calls_of(protocol: Protocol, body: &str) -> Vec<(String, String, serde_json::Value)> {
+    let mut acc = Accumulator::new(ThinkingFormat::OpenAiChat);
+    for event in decode_bytes(protocol, 200, body.as_bytes()) {
+        acc.push(&event);
+    }
+    let message = acc.finish("m");
+    message.tool_calls().map(|call| (call.id.clone(), call.name.clone(), call.arguments.clone())).collect()
+}
+
+fn chat_chunk(delta: serde_json::Value, finish: Option<&str>) -> String {
+    format!(
+        "data: {}\n\n",
+        json!({"model": "m", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    )
+}
+
+#[test]
+fn chat_parallel_calls_without_index_stay_apart() {
+    let whole = |id: &str, path: &str| {
+        json!({"tool_calls": [{"id": id, "type": "function",
+               "function": {"name": "read_file", "arguments": json!({"path": path}).to_string()}}]})
+    };
+    let expected = vec![
+        ("function-call-1".to_string(), "read_file".to_string(), json!({"path": "a.txt"})),
+        ("function-call-2".to_string(), "read_file".to_string(), json!({"path": "b.txt"})),
+    ];
+    for finish in ["tool_calls", "stop"] {
+        let body = [
+            chat_chunk(whole("function-call-1", "a.txt"), None),
+            chat_chunk(whole("function-call-2", "b.txt"), None),
+            chat_chunk(json!({}), Some(finish)),
+            "data: [DONE]\n\n".to_string(),
+        ]
+        .concat();
+        assert_eq!(calls_of(Protocol::OpenAiChat, &body), expected, "finish {finish}");
+    }
+    // Index 0 repeated for every call, ids differing.
+    let mut same_index = whole("function-call-1", "a.txt");
+    same_index["tool_calls"][0]["index"] = json!(0);
+    let mut second = whole("function-call-2", "b.txt");
+    second["tool_calls"][0]["index"] = json!(0);
+    let body =
+        [chat_chunk(same_index, None), chat_chunk(second, None), chat_chunk(json!({}), Some("tool_calls"))]
+            .concat();
+    assert_eq!(calls_of(Protocol::OpenAiChat, &body), expected);
+    // No index and no id: a named piece starts a call, a bare arguments piece continues it, and a
+    // second complete object never joins the first.
+    let named = json!({"tool_calls": [{"function": {"name": "read_file", "arguments": ""}}]});
+    let args = |text: &str| json!({"tool_calls": [{"function": {"arguments": text}}]});
+    let body = [
+        chat_chunk(named, None),
+        chat_chunk(args("{\"path\":"), None),
+        chat_chunk(args("\"a.txt\"}"), None),
+        chat_chunk(args("{\"path\":\"b.txt\"}"), None),
+        chat_chunk(json!({}), Some("tool_calls")),
+    ]
+    .concat();
+    let calls = calls_of(Protocol::OpenAiChat, &body);
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert_eq!(calls[0].2, json!({"path": "a.txt"}));
+    assert_eq!(calls[1].2, json!({"path": "b.txt"}));
+    assert_ne!(calls[0].0, calls[1].0);
+}
+
+#[test]
+fn responses_items_without_output_index_stay_apart() {
+    let event = |value: serde_json::Value| format!("data: {value}\n\n");
+    let call = |n: usize, path: &str| {
+        let args = json!({"path": path}).to_string();
+        [
+            event(json!({"type": "response.output_item.added", "item": {"id": format!("fc_{n}"), "type": "function_call",
+                          "call_id": format!("call_{n}"), "name": "read_file", "arguments": ""}})),
+            event(json!({"type": "response.function_call_arguments.delta", "item_id": format!("fc_{n}"), "delta": args})),
+        ]
+        .concat()
+    };
+    let done = |n: usize, path: &str| {
+        event(
+            json!({"type": "response.output_item.done", "item": {"id": format!("fc_{n}"), "type": "function_call",
+                      "call_id": format!("call_{n}"), "name": "read_file",
+                      "arguments": json!({"path": path}).to_string()}}),
+        )
+    };
+    let body = [
+        event(json!({"type": "response.created", "response": {"model": "m"}})),
+        call(1, "a.txt"),
+        call(2, "b.txt"),
+        done(1, "a.txt"),
+        done(2, "b.txt"),
+        event(json!({"type": "response.completed", "response": {"model": "m", "output": []}})),
+    ]
+    .concat();
+    assert_eq!(
+        calls_of(Protocol::OpenAiResponses, &body),
+        vec![
+            ("call_1".to_string(), "read_file".to_string(), json!({"path": "a.txt"})),
+            ("call_2".to_string(), "read_file".to_string(), json!({"path": "b.txt"})),
+        ]
+    );
+}
+
+#[test]
+fn a_body_cut_inside_an_event_is_an_incomplete_stream() {
+    let body = "data: {\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\ndata: {\"model\":\"m\",\"choices\":[{\"ind";
+    let events = decode_bytes(Protocol::OpenAiChat, 200, body.as_bytes());
+    assert_eq!(text_of(&events), "Hi");
+    let error = error_of(&events);
+    assert!(
+        matches!(&error, ProviderError::IncompleteStream { detail } if detail.contains("middle of an event")),
+        "{error}"
+    );
+}
+
+#[test]
+fn in_stream_server_errors_are_retryable_and_keep_a_stated_delay() {
+    let body = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"m\"}}\n\nevent: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"Internal server error\"}}\n\n";
+    let error = error_of(&decode_bytes(Protocol::Anthropic, 200, body.as_bytes()));
+    assert!(matches!(error, ProviderError::Server { .. }), "{error:?}");
+    assert!(error.is_retryable());
+    let chat =
+        "data: {\"error\":{\"type\":\"rate_limit_exceeded\",\"message\":\"Please try again in 250ms.\"}}\n\n";
+    let error = error_of(&decode_bytes(Protocol::OpenAiChat, 200, chat.as_bytes()));
+    assert!(matches!(error, ProviderError::RateLimited { retry_after_ms: Some(250), .. }), "{error:?}");
+}

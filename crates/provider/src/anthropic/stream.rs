@@ -14,7 +14,7 @@ use lathe_protocol::{ModelEvent, ProviderError, StopReason, Usage};
 use serde_json::Value;
 
 use crate::error::{parse_error_object, stream_error};
-use crate::sse::{WireDecoder, index_of, non_empty, parse_arguments};
+use crate::sse::{WireDecoder, non_empty, parse_arguments};
 
 /// The kind of an open content block.
 #[derive(Debug)]
@@ -29,6 +29,9 @@ enum Block {
 #[derive(Debug, Default)]
 pub(crate) struct AnthropicDecoder {
     blocks: BTreeMap<usize, Block>,
+    /// The index of the latest block started: a start event without `index` takes the next one,
+    /// a delta or stop without it belongs to the latest block (blocks are never merged).
+    latest: Option<usize>,
     stop: Option<StopReason>,
 }
 
@@ -62,8 +65,14 @@ fn usage(value: Option<&Value>) -> Option<Usage> {
 }
 
 impl AnthropicDecoder {
+    /// The block index an event names; `None` when it names none (see [`AnthropicDecoder::latest`]).
+    fn named_index(data: &Value) -> Option<usize> {
+        data.get("index").and_then(Value::as_u64).and_then(|index| usize::try_from(index).ok())
+    }
+
     fn block_start(&mut self, data: &Value, out: &mut Vec<ModelEvent>) {
-        let index = index_of(data.get("index"));
+        let index = Self::named_index(data).unwrap_or_else(|| self.latest.map_or(0, |latest| latest + 1));
+        self.latest = Some(index);
         let block = data.get("content_block").unwrap_or(&Value::Null);
         let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
         let state = match kind {
@@ -103,7 +112,7 @@ impl AnthropicDecoder {
     }
 
     fn block_delta(&mut self, data: &Value, out: &mut Vec<ModelEvent>) {
-        let index = index_of(data.get("index"));
+        let index = Self::named_index(data).or(self.latest).unwrap_or(0);
         let delta = data.get("delta").unwrap_or(&Value::Null);
         match delta.get("type").and_then(Value::as_str).unwrap_or("") {
             "text_delta" => {
@@ -134,7 +143,7 @@ impl AnthropicDecoder {
     }
 
     fn block_stop(&mut self, data: &Value, out: &mut Vec<ModelEvent>) {
-        let index = index_of(data.get("index"));
+        let index = Self::named_index(data).or(self.latest).unwrap_or(0);
         match self.blocks.remove(&index) {
             Some(Block::Tool { raw }) => {
                 out.push(ModelEvent::ToolCallEnd { index, arguments: parse_arguments(&raw), raw });

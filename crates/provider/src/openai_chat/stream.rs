@@ -5,11 +5,16 @@
 //! on the finish chunk, or after it) is reported; a top-level `error` object ends the stream with
 //! that error (after the chunk's usage); `choices[0].delta` carries `reasoning_content` (DeepSeek)
 //! or `reasoning` (Ollama, OpenRouter) as thinking, `reasoning_details[].signature` as its
-//! signature, `content`, `refusal`, and `tool_calls` pieces grouped by `index` (id and name come
-//! once, arguments in pieces). A `finish_reason` closes every call; the stream still runs to EOF
-//! because usage may follow. Only choice 0 is supported: `n > 1` is never requested.
-
-use std::collections::BTreeMap;
+//! signature, `content`, `refusal`, and `tool_calls` pieces (id and name come once, arguments in
+//! pieces). A `finish_reason` closes every call; the stream still runs to EOF because usage may
+//! follow. Only choice 0 is supported: `n > 1` is never requested.
+//!
+//! Which call a `tool_calls` piece belongs to ([`ChatDecoder::slot`]): its `index` when present;
+//! else its `id`; else a piece that names a function starts a new call and one with only arguments
+//! continues the latest call. Servers that omit `index` (and some that repeat index 0 for every
+//! call) send each parallel call whole, so under every rule a piece with a new `id`, or a second
+//! JSON object after a call's arguments are already complete, starts a new call: two complete
+//! argument objects are never concatenated. Calls are numbered in the order they start.
 
 use lathe_protocol::{ModelEvent, ProviderError, StopReason, Usage};
 use serde_json::Value;
@@ -20,15 +25,31 @@ use crate::sse::{WireDecoder, index_of, non_empty, parse_arguments};
 /// One tool call being assembled.
 #[derive(Debug, Default)]
 struct Call {
+    /// The wire `index` it was announced with, if any.
+    wire_index: Option<u64>,
+    /// The provider's call id, if it sent one.
+    id: Option<String>,
     raw: String,
     ended: bool,
+}
+
+impl Call {
+    /// Whether `piece` cannot continue this call: a different id, or a new JSON value after
+    /// arguments that already form a complete object.
+    fn rejects(&self, id: Option<&str>, arguments: Option<&str>) -> bool {
+        let other_id = matches!((id, self.id.as_deref()), (Some(new), Some(old)) if new != old);
+        let restarts = arguments.is_some_and(|piece| piece.trim_start().starts_with('{'))
+            && serde_json::from_str::<Value>(&self.raw).is_ok_and(|value| value.is_object());
+        other_id || restarts
+    }
 }
 
 /// Chat stream state.
 #[derive(Debug, Default)]
 pub(crate) struct ChatDecoder {
     started: bool,
-    calls: BTreeMap<usize, Call>,
+    /// Calls in the order they started; the position is the call index of the events.
+    calls: Vec<Call>,
     finish: Option<StopReason>,
     refusal: bool,
 }
@@ -84,43 +105,64 @@ impl ChatDecoder {
             out.push(ModelEvent::RefusalDelta { text: text.to_string() });
         }
         if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
-            for (position, piece) in calls.iter().enumerate() {
-                let index = piece.get("index").map_or(position, |index| index_of(Some(index)));
+            for piece in calls {
+                let wire_index = piece.get("index").and_then(Value::as_u64);
+                let id = non_empty(piece, "id");
                 let function = piece.get("function").unwrap_or(&Value::Null);
-                self.call_piece(index, piece.get("id"), function, out);
+                self.call_piece(wire_index, id, function, out);
             }
         }
-        // The legacy single `function_call` delta: one call at index 0.
+        // The legacy single `function_call` delta: one call, its name on the first piece.
         if let Some(function) = delta.get("function_call").filter(|value| value.is_object()) {
-            self.call_piece(0, None, function, out);
+            self.call_piece(None, None, function, out);
         }
     }
 
-    fn call_piece(&mut self, index: usize, id: Option<&Value>, function: &Value, out: &mut Vec<ModelEvent>) {
-        let call = self.calls.entry(index).or_insert_with(|| {
-            out.push(ModelEvent::ToolCallStart {
-                index,
-                id: id
-                    .and_then(Value::as_str)
-                    .filter(|id| !id.is_empty())
-                    .map_or_else(|| format!("call_{index}"), str::to_string),
-                name: function.get("name").and_then(Value::as_str).unwrap_or_default().to_string(),
-            });
-            Call::default()
-        });
+    /// The call a piece belongs to (see the module docs), or `None` when it starts a new one.
+    fn slot(&self, wire_index: Option<u64>, id: Option<&str>, function: &Value) -> Option<usize> {
+        let arguments = non_empty(function, "arguments");
+        let found = match (wire_index, id) {
+            (Some(wire_index), _) => self.calls.iter().rposition(|call| call.wire_index == Some(wire_index)),
+            (None, Some(id)) => self.calls.iter().rposition(|call| call.id.as_deref() == Some(id)),
+            (None, None) if non_empty(function, "name").is_some() => None,
+            (None, None) => self.calls.len().checked_sub(1),
+        };
+        found.filter(|&slot| !self.calls[slot].rejects(id, arguments))
+    }
+
+    fn call_piece(
+        &mut self,
+        wire_index: Option<u64>,
+        id: Option<&str>,
+        function: &Value,
+        out: &mut Vec<ModelEvent>,
+    ) {
+        let index = match self.slot(wire_index, id, function) {
+            Some(index) => index,
+            None => {
+                let index = self.calls.len();
+                out.push(ModelEvent::ToolCallStart {
+                    index,
+                    id: id.map_or_else(|| format!("call_{index}"), str::to_string),
+                    name: function.get("name").and_then(Value::as_str).unwrap_or_default().to_string(),
+                });
+                self.calls.push(Call { wire_index, id: id.map(str::to_string), ..Call::default() });
+                index
+            }
+        };
         if let Some(piece) = non_empty(function, "arguments") {
-            call.raw.push_str(piece);
+            self.calls[index].raw.push_str(piece);
             out.push(ModelEvent::ToolCallDelta { index, arguments: piece.to_string() });
         }
     }
 
     fn finish(&mut self, reason: &str, out: &mut Vec<ModelEvent>) {
         self.finish = Some(map_finish_reason(reason));
-        for (index, call) in &mut self.calls {
+        for (index, call) in self.calls.iter_mut().enumerate() {
             if !call.ended {
                 call.ended = true;
                 out.push(ModelEvent::ToolCallEnd {
-                    index: *index,
+                    index,
                     arguments: parse_arguments(&call.raw),
                     raw: call.raw.clone(),
                 });

@@ -1,6 +1,8 @@
 //! Decodes OpenAI Responses stream events (OpenAI "Responses streaming events" reference).
 //!
-//! Output items are keyed by `output_index`: `function_call` items start a tool call (its id is the
+//! Output items are keyed by `output_index`, or by `item_id` / the item's `id` for servers that
+//! omit it (an event with neither belongs to the latest item), and numbered in the order they
+//! start, so two items are never merged: `function_call` items start a tool call (its id is the
 //! `call_id`, not the `fc_…` item id) whose arguments arrive as
 //! `response.function_call_arguments.delta` and end at `response.output_item.done`; `reasoning` items
 //! give thinking — their `response.reasoning_text.delta`s, or else their summary deltas joined by a
@@ -10,13 +12,11 @@
 //! end_turn), `response.incomplete` (max_tokens, or refusal for `content_filter`), and
 //! `response.failed` or `error` (an error).
 
-use std::collections::BTreeMap;
-
 use lathe_protocol::{ModelEvent, StopReason, Usage};
 use serde_json::Value;
 
 use crate::error::{parse_error_object, stream_error};
-use crate::sse::{WireDecoder, index_of, non_empty, parse_arguments};
+use crate::sse::{WireDecoder, non_empty, parse_arguments};
 
 /// One output item being assembled.
 #[derive(Debug)]
@@ -26,11 +26,29 @@ enum Item {
     Other,
 }
 
+/// How the stream identifies an output item.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+struct ItemKey {
+    output_index: Option<u64>,
+    item_id: Option<String>,
+}
+
+impl ItemKey {
+    /// The key an event names: its `output_index`, and its `item_id` (or `item.id`).
+    fn of(data: &Value) -> ItemKey {
+        let item_id = non_empty(data, "item_id")
+            .or_else(|| data.get("item").and_then(|item| non_empty(item, "id")))
+            .map(str::to_string);
+        ItemKey { output_index: data.get("output_index").and_then(Value::as_u64), item_id }
+    }
+}
+
 /// Responses stream state.
 #[derive(Debug, Default)]
 pub(crate) struct ResponsesDecoder {
     started: bool,
-    items: BTreeMap<usize, Item>,
+    /// Items in the order they started; the position is the index of their events.
+    items: Vec<(ItemKey, Item)>,
     function_calls: bool,
     refusal: bool,
 }
@@ -50,10 +68,36 @@ fn usage(response: &Value) -> Option<Usage> {
 }
 
 impl ResponsesDecoder {
-    fn item_added(&mut self, index: usize, item: &Value, out: &mut Vec<ModelEvent>) {
-        if self.items.contains_key(&index) {
-            return;
+    /// The item an event belongs to: by `output_index` when the stream sends it, else by item id,
+    /// else (an event naming neither) the latest item.
+    fn slot(&self, key: &ItemKey) -> Option<usize> {
+        let by_index = key
+            .output_index
+            .and_then(|wanted| self.items.iter().rposition(|(k, _)| k.output_index == Some(wanted)));
+        let by_id = || {
+            key.item_id
+                .as_ref()
+                .and_then(|wanted| self.items.iter().rposition(|(k, _)| k.item_id.as_ref() == Some(wanted)))
+        };
+        match (key.output_index, &key.item_id) {
+            (Some(_), _) => by_index.or_else(by_id),
+            (None, Some(_)) => by_id(),
+            (None, None) => self.items.len().checked_sub(1),
         }
+    }
+
+    fn item(&mut self, key: &ItemKey) -> Option<(usize, &mut Item)> {
+        let slot = self.slot(key)?;
+        self.items.get_mut(slot).map(|(_, item)| (slot, item))
+    }
+
+    fn item_added(&mut self, key: ItemKey, item: &Value, out: &mut Vec<ModelEvent>) -> usize {
+        if (key.output_index.is_some() || key.item_id.is_some())
+            && let Some(slot) = self.slot(&key)
+        {
+            return slot;
+        }
+        let index = self.items.len();
         let state = match item.get("type").and_then(Value::as_str).unwrap_or("") {
             "function_call" => {
                 self.function_calls = true;
@@ -71,12 +115,13 @@ impl ResponsesDecoder {
             }
             _ => Item::Other,
         };
-        self.items.insert(index, state);
+        self.items.push((key, state));
+        index
     }
 
-    fn item_done(&mut self, index: usize, item: &Value, out: &mut Vec<ModelEvent>) {
-        self.item_added(index, item, out);
-        match self.items.get_mut(&index) {
+    fn item_done(&mut self, key: ItemKey, item: &Value, out: &mut Vec<ModelEvent>) {
+        let index = self.item_added(key, item, out);
+        match self.items.get_mut(index).map(|(_, item)| item) {
             Some(Item::Reasoning { raw_text, summary, .. }) => {
                 if !*raw_text && !summary.is_empty() {
                     out.push(ModelEvent::ThinkingDelta { index, text: std::mem::take(summary) });
@@ -99,8 +144,8 @@ impl ResponsesDecoder {
         }
     }
 
-    fn arguments_delta(&mut self, index: usize, piece: &str, out: &mut Vec<ModelEvent>) {
-        if let Some(Item::Call { raw, ended: false }) = self.items.get_mut(&index) {
+    fn arguments_delta(&mut self, key: &ItemKey, piece: &str, out: &mut Vec<ModelEvent>) {
+        if let Some((index, Item::Call { raw, ended: false })) = self.item(key) {
             raw.push_str(piece);
             if !piece.is_empty() {
                 out.push(ModelEvent::ToolCallDelta { index, arguments: piece.to_string() });
@@ -137,7 +182,7 @@ impl ResponsesDecoder {
 impl WireDecoder for ResponsesDecoder {
     fn on_event(&mut self, name: &str, data: Value, out: &mut Vec<ModelEvent>) {
         let kind = data.get("type").and_then(Value::as_str).unwrap_or(name).to_string();
-        let index = index_of(data.get("output_index"));
+        let key = ItemKey::of(&data);
         match kind.as_str() {
             "response.created" | "response.in_progress" => {
                 if !self.started {
@@ -149,11 +194,9 @@ impl WireDecoder for ResponsesDecoder {
                 }
             }
             "response.output_item.added" => {
-                self.item_added(index, data.get("item").unwrap_or(&Value::Null), out);
+                self.item_added(key, data.get("item").unwrap_or(&Value::Null), out);
             }
-            "response.output_item.done" => {
-                self.item_done(index, data.get("item").unwrap_or(&Value::Null), out)
-            }
+            "response.output_item.done" => self.item_done(key, data.get("item").unwrap_or(&Value::Null), out),
             "response.output_text.delta" => {
                 if let Some(text) = non_empty(&data, "delta") {
                     out.push(ModelEvent::TextDelta { text: text.to_string() });
@@ -166,7 +209,8 @@ impl WireDecoder for ResponsesDecoder {
                 }
             }
             "response.reasoning_text.delta" => {
-                if let Some(Item::Reasoning { raw_text, .. }) = self.items.get_mut(&index) {
+                let Some((index, item)) = self.item(&key) else { return };
+                if let Item::Reasoning { raw_text, .. } = item {
                     *raw_text = true;
                 }
                 if let Some(text) = non_empty(&data, "delta") {
@@ -175,7 +219,7 @@ impl WireDecoder for ResponsesDecoder {
             }
             "response.reasoning_summary_text.delta" => {
                 let part = data.get("summary_index").and_then(Value::as_u64);
-                if let Some(Item::Reasoning { summary, summary_part, .. }) = self.items.get_mut(&index) {
+                if let Some((_, Item::Reasoning { summary, summary_part, .. })) = self.item(&key) {
                     if summary_part.is_some() && *summary_part != part {
                         summary.push_str("\n\n");
                     }
@@ -185,15 +229,15 @@ impl WireDecoder for ResponsesDecoder {
             }
             "response.function_call_arguments.delta" => {
                 let piece = data.get("delta").and_then(Value::as_str).unwrap_or_default().to_string();
-                self.arguments_delta(index, &piece, out);
+                self.arguments_delta(&key, &piece, out);
             }
             "response.function_call_arguments.done" => {
                 // Only used when no delta carried the arguments.
-                if let Some(Item::Call { raw, .. }) = self.items.get(&index)
+                if let Some((_, Item::Call { raw, .. })) = self.item(&key)
                     && raw.is_empty()
                 {
                     let whole = data.get("arguments").and_then(Value::as_str).unwrap_or_default().to_string();
-                    self.arguments_delta(index, &whole, out);
+                    self.arguments_delta(&key, &whole, out);
                 }
             }
             "response.completed" | "response.incomplete" => self.terminal(&kind, &data, out),

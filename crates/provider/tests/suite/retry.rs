@@ -155,17 +155,67 @@ async fn server_errors_are_retried_for_every_protocol() {
     }
 }
 
+/// What a consumer ends up with: the events folded by the accumulator (which starts over on a
+/// retry that discards a partial response).
+fn folded(events: &[ModelEvent]) -> lathe_protocol::AssistantMessage {
+    let mut acc = lathe_protocol::Accumulator::new(lathe_protocol::ThinkingFormat::Anthropic);
+    for event in events {
+        acc.push(event);
+    }
+    acc.finish("m")
+}
+
 #[tokio::test]
-async fn a_failure_after_content_is_surfaced_not_replayed() {
+async fn a_stream_that_breaks_after_content_is_retried_as_a_whole() {
+    for protocol in [Protocol::Anthropic, Protocol::OpenAiChat, Protocol::OpenAiResponses] {
+        let server = scripted(json!({"turns": [
+            {"text": "a long answer that is cut off", "text_chunks": 6,
+             "tool_calls": [{"id": "toolu_1", "name": "read_file", "raw_arguments": "{\"path\":\"a.", "complete": false}],
+             "drop_after_content": true},
+            {"text": "replayed"}
+        ]}))
+        .await;
+        let provider = provider_at(protocol, &server.url(), fast_retries(4));
+        let events: Vec<ModelEvent> =
+            provider.stream(&hello_request(), CancellationToken::new()).collect().await;
+        let retry = retries(&events);
+        assert_eq!(retry.len(), 1, "{protocol:?}: {events:#?}");
+        assert!(retry[0].discards_partial, "{protocol:?}");
+        assert!(retry[0].describe().contains("partial response discarded"), "{}", retry[0].describe());
+        let message = folded(&events);
+        assert_eq!(message.text(), "replayed", "{protocol:?}");
+        assert_eq!(message.tool_calls().count(), 0, "{protocol:?}");
+        assert_eq!(message.stop, StopReason::EndTurn, "{protocol:?}");
+        assert_eq!(server.requests().len(), 2, "{protocol:?}");
+    }
+}
+
+#[tokio::test]
+async fn an_in_stream_overload_after_text_is_retried_as_a_whole() {
+    for protocol in [Protocol::Anthropic, Protocol::OpenAiChat, Protocol::OpenAiResponses] {
+        let server = scripted(json!({"turns": [
+            {"text": "Partial thoughts", "stream_error": {"type": "overloaded_error", "message": "Overloaded"}},
+            {"text": "whole answer"}
+        ]}))
+        .await;
+        let provider = provider_at(protocol, &server.url(), fast_retries(2));
+        let events: Vec<ModelEvent> =
+            provider.stream(&hello_request(), CancellationToken::new()).collect().await;
+        assert_eq!(retries(&events).len(), 1, "{protocol:?}: {events:#?}");
+        assert_eq!(folded(&events).text(), "whole answer", "{protocol:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_broken_stream_is_surfaced_once_the_retries_are_spent() {
     let server = scripted(json!({"turns": [
-        {"text": "a long answer that is cut off", "text_chunks": 6, "drop_after_events": 4},
-        {"text": "replayed"}
+        {"text": "first cut", "drop_after_content": true},
+        {"text": "second cut", "drop_after_content": true}
     ]}))
     .await;
-    let provider = provider_at(Protocol::Anthropic, &server.url(), fast_retries(4));
+    let provider = provider_at(Protocol::Anthropic, &server.url(), fast_retries(1));
     let events: Vec<ModelEvent> = provider.stream(&hello_request(), CancellationToken::new()).collect().await;
-    assert!(retries(&events).is_empty());
-    assert!(events.iter().any(|event| matches!(event, ModelEvent::TextDelta { .. })), "{events:#?}");
+    assert_eq!(retries(&events).len(), 1);
     assert!(
         matches!(
             events.last(),
@@ -175,7 +225,24 @@ async fn a_failure_after_content_is_surfaced_not_replayed() {
         ),
         "{events:#?}"
     );
-    assert_eq!(server.requests().len(), 1);
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_delay_stated_only_in_the_body_is_honoured() {
+    let server = scripted(json!({"turns": [
+        {"error": {"status": 429, "message": "Rate limit reached for requests. Please try again in 1.5s."}},
+        {"text": "ok"}
+    ]}))
+    .await;
+    let provider = provider_at(Protocol::OpenAiChat, &server.url(), RetryConfig::default());
+    let events: Vec<ModelEvent> = provider.stream(&hello_request(), CancellationToken::new()).collect().await;
+    let retry = retries(&events);
+    assert_eq!(retry.len(), 1, "{events:#?}");
+    assert_eq!(retry[0].delay_ms, 1_500);
+    let requests = server.requests();
+    let gap_ms = requests[1].received_ms - requests[0].received_ms;
+    assert!(gap_ms >= 1_500.0, "the retry came {gap_ms} ms after the first request");
 }
 
 #[tokio::test]
