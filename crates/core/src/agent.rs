@@ -9,6 +9,9 @@
 //! A session file that cannot be written never stops a run: the first failed append is reported
 //! as a warning (the session is incomplete from there) and the loop goes on in memory. Before a call
 //! changes a file, the file's state is saved for `/rewind` ([`crate::history`], [`crate::snapshot`]).
+//!
+//! A failed request is handled by [`crate::recovery`]; calls a model wrote as text are promoted by
+//! [`crate::text_calls`]; calls of a response cut short are answered, not run ([`crate::exec`]).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -19,6 +22,7 @@ use lathe_policy::PermissionMode;
 use lathe_protocol::{
     Accumulator, AgentEvent, AssistantMessage, Content, LedgerItem, Meta, ModelEvent, ModelRequest,
     ProviderError, RunStats, StopCause, StopReason, SystemBlock, ThinkingFormat, Usage, UserMessage,
+    conversation,
 };
 use lathe_provider::Provider;
 use lathe_provider::catalog::{ModelInfo, estimate_cost};
@@ -30,6 +34,7 @@ use crate::exec::{Approver, Executor, interrupted};
 use crate::history::FileHistory;
 use crate::progress::ProgressGuard;
 use crate::session::SessionWriter;
+use crate::{recovery, text_calls};
 
 /// Continuations asked for when a text answer is cut by the output-token limit.
 pub const MAX_CONTINUATIONS: u32 = 3;
@@ -275,6 +280,7 @@ impl Agent {
     ) -> StopCause {
         let mut turns = 0u32;
         let mut continuations = 0u32;
+        let mut images_replaced = false;
         let mut progress = ProgressGuard::default();
         loop {
             if cancel.is_cancelled() {
@@ -307,6 +313,13 @@ impl Agent {
                     // reject it when it is sent back, so a partial message keeps only text and calls.
                     message.content.retain(|content| !matches!(content, Content::Thinking(_)));
                 }
+                if let Some(names) = text_calls::promote(&mut message, &self.tools.names()) {
+                    let message = format!(
+                        "the model wrote its {} call as text; Lathe runs it as a tool call",
+                        names.join(", ")
+                    );
+                    let _ = events.send(AgentEvent::Warning { message });
+                }
                 self.unique_call_ids(&mut message);
                 self.record_usage(&message.usage, events);
                 // Providers reject an assistant message without content; a response that failed
@@ -320,7 +333,21 @@ impl Agent {
                 return StopCause::Cancelled;
             }
             if let Some(error) = error {
-                return StopCause::Error { kind: error.kind().to_string(), message: error.to_string() };
+                let sent_image =
+                    || conversation::request_messages(&self.ledger).iter().any(conversation::carries_image);
+                if !images_replaced && recovery::rejects_images(&error) && sent_image() {
+                    images_replaced = true;
+                    self.append(recovery::images_replaced(&error));
+                    let message = format!(
+                        "the provider could not process an image ({error}); images are sent as text notes from now on"
+                    );
+                    let _ = events.send(AgentEvent::Warning { message });
+                    continue;
+                }
+                let prompt_left_out = recovery::prompt_unanswered(&self.ledger);
+                self.append(recovery::request_failed(&error));
+                let message = recovery::failure_message(&error, prompt_left_out);
+                return StopCause::Error { kind: error.kind().to_string(), message };
             }
             let Some(LedgerItem::Assistant(message)) = self.ledger.last() else {
                 return StopCause::Completed;
@@ -358,6 +385,7 @@ impl Agent {
                     approver: self.approver.as_deref(),
                     events,
                     prompt_lock: Mutex::new(()),
+                    response_cut: stop == StopReason::MaxTokens,
                 };
                 executor.run_all(&calls).await
             };
@@ -390,7 +418,7 @@ impl Agent {
         let request = ModelRequest {
             model: self.settings.model.clone(),
             system: self.system.clone(),
-            messages: LedgerItem::sendable(&self.ledger).cloned().collect(),
+            messages: conversation::request_messages(&self.ledger),
             tools: self.tools.specs(),
             max_output_tokens: self.settings.max_output_tokens,
             temperature: self.settings.temperature,
@@ -445,7 +473,9 @@ impl Agent {
             });
         }
         let error = acc.error().cloned();
-        let keep = error.is_none() || acc.has_content();
+        // A response that failed is not stored (its request was retried as a whole, or the run
+        // ends); only the user's cancel keeps what had arrived.
+        let keep = error.is_none() || (error == Some(ProviderError::Cancelled) && acc.has_content());
         let message = acc.finish(&self.settings.model);
         (keep.then_some(message), error)
     }

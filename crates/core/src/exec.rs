@@ -1,8 +1,9 @@
 //! Executing one response's tool calls (ARCHITECTURE.md §3, the tool leg of a turn).
 //!
-//! Flow for each call: incomplete JSON? → unknown tool? → permission decision (policy mode, then the
-//! front end or the headless rule) → run with the run's cancellation token → [`ToolResult`] with a
-//! [`Receipt`]. Argument validation happens inside [`DynTool::call`] before anything runs.
+//! Flow for each call: response cut by the output limit? → incomplete JSON? → unknown tool? →
+//! permission decision (policy mode, then the front end or the headless rule) → run with the
+//! run's cancellation token → [`ToolResult`] with a [`Receipt`]. Argument validation happens
+//! inside [`DynTool::call`] before anything runs.
 //!
 //! Scheduling: calls are grouped in model order into batches; consecutive read-only calls form one
 //! batch and run concurrently, every other call is a batch of its own. Results are returned in model
@@ -44,6 +45,8 @@ pub(crate) struct Executor<'a> {
     pub events: &'a mpsc::UnboundedSender<AgentEvent>,
     /// Serialises permission prompts so concurrent calls never ask at once.
     pub prompt_lock: Mutex<()>,
+    /// The response was cut by the output-token limit: none of its calls runs, whatever its JSON.
+    pub response_cut: bool,
 }
 
 impl Executor<'_> {
@@ -64,7 +67,7 @@ impl Executor<'_> {
         match self.tools.get(&call.name) {
             // Nothing runs for these, so they never need to wait for a mutating call.
             None => Effect::ReadOnly,
-            Some(_) if call.incomplete.is_some() => Effect::ReadOnly,
+            Some(_) if call.incomplete.is_some() || self.response_cut => Effect::ReadOnly,
             Some(tool) => tool.effect(&call.arguments),
         }
     }
@@ -132,6 +135,18 @@ impl Executor<'_> {
         call: &ToolCall,
         receipt: &mut Receipt,
     ) -> Result<Arc<dyn DynTool>, (String, ToolStatus)> {
+        if self.response_cut {
+            receipt.decision = "not run: the response was cut by the output token limit".into();
+            return Err((
+                format!(
+                    "error: your response was cut off by the output token limit before it ended, so this {} \
+                     call was not run (a call from an unfinished response may be incomplete). Send it again in a \
+                     shorter response: fewer calls at once, or smaller arguments (write a large file in parts).",
+                    call.name
+                ),
+                ToolStatus::Failed,
+            ));
+        }
         if let Some(raw) = &call.incomplete {
             receipt.decision = "not run: incomplete arguments".into();
             let excerpt: String = raw.chars().take(120).collect();

@@ -15,8 +15,10 @@ pub mod paths;
 pub mod pricing;
 pub mod progress;
 pub mod prompt;
+pub mod recovery;
 pub mod session;
 pub mod snapshot;
+pub mod text_calls;
 
 pub use agent::{Agent, AgentSettings};
 pub use exec::Approver;

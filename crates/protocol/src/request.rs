@@ -14,7 +14,7 @@ pub struct ModelRequest {
     /// System prompt blocks, in order. The first blocks should be the byte-stable static core so
     /// prompt caches hit.
     pub system: Vec<SystemBlock>,
-    /// The conversation: normally `LedgerItem::sendable(&ledger)`. `Meta` items are skipped by
+    /// The conversation: normally `conversation::request_messages(&ledger)`. `Meta` items are skipped by
     /// every encoder; a `Compaction` item is sent as a user message carrying its summary.
     pub messages: Vec<LedgerItem>,
     /// The tools the model may call.
