@@ -3,9 +3,11 @@
 //!
 //! Flow at a glance:
 //! 1. resolve `workdir` against the workspace (default: the workspace root);
-//! 2. spawn `bash -c` in its own process group (`process_group(0)`), stdin null (so `cat` or
-//!    `read x` finish at once), stdout and stderr both on the write end of ONE pipe (so their
-//!    interleaving is kept), environment = inherited + `PAGER=cat` + `ctx.env`;
+//! 2. spawn `bash -c` in a session of its own (`setsid`: its own process group and no controlling
+//!    terminal, so nothing it runs can read from or write to the user's terminal — `/dev/tty`
+//!    cannot even be opened), stdin null (so `cat` or `read x` finish at once), stdout and stderr
+//!    both on the write end of ONE pipe (so their interleaving is kept), environment = inherited +
+//!    [`non_interactive_env`] (no prompts, no pagers, no colour) + `ctx.env`;
 //! 3. read the pipe while waiting for bash to exit, racing the timeout and the cancel token — on
 //!    either, SIGTERM the whole group and SIGKILL it shortly after; a cancel returns
 //!    [`ToolError::Cancelled`], a timeout returns the output so far with exit code 124 and a
@@ -67,8 +69,9 @@ impl Tool for Shell {
     }
 
     fn description(&self) -> &'static str {
-        "Run a bash command in the workspace (stdin is closed; stdout and stderr are combined). \
-         Long output keeps its head and tail. Prefer read_file/grep/glob/edit_file for files."
+        "Run a bash command in the workspace (stdin is closed, no terminal: prompts fail at once; \
+         stdout and stderr are combined). Long output keeps its head and tail. Prefer \
+         read_file/grep/glob/edit_file for files."
     }
 
     fn effect(&self) -> Effect {
@@ -126,10 +129,19 @@ async fn run_command(
         .stdin(Stdio::null())
         .stdout(writer)
         .stderr(writer_err)
-        .process_group(0)
-        .kill_on_drop(true)
-        .env("PAGER", "cat")
-        .env("GIT_PAGER", "cat");
+        .kill_on_drop(true);
+    // SAFETY: `setsid` is async-signal-safe and touches no memory of the parent; it runs in the
+    // forked child before exec. It cannot fail there: a freshly forked child is never a process
+    // group leader.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    non_interactive_env(&mut cmd);
     for (key, value) in &ctx.env {
         cmd.env(key, value);
     }
@@ -193,6 +205,34 @@ async fn run_command(
     Ok(Finished { output, exit_code, signal, left_running: !eof, timed_out_ms: None })
 }
 
+/// Environment that keeps commands from waiting on a person: no credential or passphrase prompts
+/// (git, ssh, Git Credential Manager), no pagers, no colour codes, no interactive editors or
+/// package-manager questions. Applied over the inherited environment, before `ctx.env`.
+pub const NON_INTERACTIVE_ENV: &[(&str, &str)] = &[
+    ("GIT_TERMINAL_PROMPT", "0"),
+    // Empty: git asks no askpass helper (not even SSH_ASKPASS) and fails at once instead.
+    ("GIT_ASKPASS", ""),
+    ("SSH_ASKPASS", ""),
+    ("SSH_ASKPASS_REQUIRE", "never"),
+    ("GCM_INTERACTIVE", "never"),
+    ("GIT_EDITOR", "true"),
+    ("PAGER", "cat"),
+    ("GIT_PAGER", "cat"),
+    ("GH_PAGER", "cat"),
+    ("MANPAGER", "cat"),
+    ("SYSTEMD_PAGER", ""),
+    ("NO_COLOR", "1"),
+    ("TERM", "dumb"),
+    ("DEBIAN_FRONTEND", "noninteractive"),
+];
+
+/// Sets [`NON_INTERACTIVE_ENV`] on `cmd`.
+fn non_interactive_env(cmd: &mut tokio::process::Command) {
+    for (key, value) in NON_INTERACTIVE_ENV {
+        cmd.env(key, value);
+    }
+}
+
 /// SIGKILLs the process group when dropped while armed: a call abandoned by its caller must not
 /// leave its processes running.
 struct GroupGuard(Option<i32>);
@@ -226,8 +266,8 @@ fn signal_group(pgid: i32, signal: i32) {
     if pgid <= 1 {
         return;
     }
-    // SAFETY: killpg has no memory-safety preconditions; `pgid` is the group bash leads (we
-    // spawned it with process_group(0)), never 0 or 1 (checked above).
+    // SAFETY: killpg has no memory-safety preconditions; `pgid` is the group bash leads (it
+    // started a session of its own with setsid), never 0 or 1 (checked above).
     let rc = unsafe { libc::killpg(pgid, signal) };
     if rc != 0 {
         tracing::debug!(pgid, signal, error = %std::io::Error::last_os_error(), "killpg failed (group already gone?)");

@@ -25,6 +25,32 @@ async fn commands_reading_stdin_finish_immediately() {
 }
 
 #[tokio::test]
+async fn commands_run_in_a_session_of_their_own_without_a_terminal() {
+    let ws = Workspace::new();
+    // Field 6 of /proc/PID/stat is the session id; a session leader's is its own pid.
+    let out = shell(
+        &ws,
+        json!({"command": "read -r _ _ _ _ _ sid _ < /proc/$$/stat; [ \"$sid\" = \"$$\" ] && echo leader; \
+                           (exec 3</dev/tty) 2>/dev/null || echo no-tty"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.text_content(), "leader\nno-tty\nexit code: 0");
+}
+
+#[tokio::test]
+async fn the_environment_rules_out_prompts_pagers_and_colour() {
+    let ws = Workspace::new();
+    let out = shell(
+        &ws,
+        json!({"command": "echo \"$GIT_TERMINAL_PROMPT|$GIT_PAGER|$PAGER|$NO_COLOR|${GIT_ASKPASS-unset}|${SSH_ASKPASS-unset}\""}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.text_content(), "0|cat|cat|1||\nexit code: 0");
+}
+
+#[tokio::test]
 async fn stdout_and_stderr_are_interleaved_in_order() {
     let ws = Workspace::new();
     let out =
