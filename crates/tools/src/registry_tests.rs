@@ -62,7 +62,7 @@ fn model_facing_parameters_match_the_contract() {
         (props, required)
     };
     let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-    assert_eq!(params("read_file"), (s(&["path", "offset", "limit"]), s(&["path"])));
+    assert_eq!(params("read_file"), (s(&["path", "offset", "limit", "column"]), s(&["path"])));
     assert_eq!(params("write_file"), (s(&["path", "content"]), s(&["path", "content"])));
     assert_eq!(
         params("edit_file"),
@@ -70,10 +70,13 @@ fn model_facing_parameters_match_the_contract() {
     );
     assert_eq!(
         params("grep"),
-        (s(&["pattern", "path", "glob", "case_insensitive", "context", "output_mode"]), s(&["pattern"]))
+        (
+            s(&["pattern", "path", "glob", "case_insensitive", "context", "output_mode", "include_ignored"]),
+            s(&["pattern"])
+        )
     );
-    assert_eq!(params("glob"), (s(&["pattern", "path"]), s(&["pattern"])));
-    assert_eq!(params("list_dir"), (s(&["path", "depth"]), s(&["path"])));
+    assert_eq!(params("glob"), (s(&["pattern", "path", "include_ignored"]), s(&["pattern"])));
+    assert_eq!(params("list_dir"), (s(&["path", "depth", "include_ignored"]), s(&["path"])));
     assert_eq!(params("shell"), (s(&["command", "timeout_ms", "workdir"]), s(&["command"])));
     assert_eq!(params("todo_write"), (s(&["items"]), s(&["items"])));
 }

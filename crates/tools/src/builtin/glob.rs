@@ -1,25 +1,31 @@
-//! `glob{pattern, path?}`: files whose path (relative to the search root) matches a glob, newest
-//! first.
+//! `glob{pattern, path?, include_ignored?}`: files whose path (relative to the search root)
+//! matches a glob, newest first.
 //!
-//! The walk uses the `ignore` crate's standard filters (`.gitignore`, `.ignore`, hidden files —
-//! unless the pattern itself names a dot-file or dot-directory) and never follows symlinks, so a
-//! symlink loop cannot trap it. `*` does not cross `/`; `**` does. At most [`MAX_PATHS`] paths,
-//! relative to the workspace.
+//! What is walked follows the search tools' shared rule (`walk.rs`): ignore files and hidden
+//! entries are honoured unless the pattern names the entry (its literal leading directories are
+//! walked even if ignored, a fully literal pattern naming an existing file finds it, a dot-entry in
+//! the pattern includes hidden ones) or `include_ignored` is set; symlinks to files match like
+//! files, symlinked directories are not entered (and are reported). When nothing matches, the
+//! ignored files that would have matched are named, with how to include them. `*` does not cross
+//! `/`; `**` does. At most [`MAX_PATHS`] paths, relative to the workspace.
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use globset::GlobBuilder;
+use globset::{GlobBuilder, GlobMatcher};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use super::{Hidden, blocking, io_reason, walker};
+use super::walk::{Hidden, INCLUDE_IGNORED_HINT, Ignored, Kind, linked_dirs_note, walker};
+use super::{blocking, io_reason};
 use crate::context::ToolContext;
 use crate::tool::{Effect, Tool, ToolError, ToolOutput};
 
 /// Paths returned at most.
 pub const MAX_PATHS: usize = 200;
+/// Entries looked at when searching ignored files for a pattern that matched nothing.
+const IGNORED_SCAN_LIMIT: usize = 50_000;
 
 /// The `glob` tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -32,6 +38,8 @@ pub struct GlobArgs {
     pub pattern: String,
     /// Directory to search (default: workspace).
     pub path: Option<String>,
+    /// Also match files that .gitignore ignores and hidden files (default false).
+    pub include_ignored: Option<bool>,
 }
 
 impl Tool for Glob {
@@ -42,7 +50,9 @@ impl Tool for Glob {
     }
 
     fn description(&self) -> &'static str {
-        "Find files by glob pattern (gitignore-aware), newest first, at most 200 paths."
+        "Find files by glob pattern, newest first, at most 200 paths. Skips gitignored and hidden \
+         files unless the pattern names them or include_ignored is set; symlinked directories are \
+         not entered."
     }
 
     fn effect(&self) -> Effect {
@@ -68,21 +78,65 @@ impl Tool for Glob {
             .map_err(|e| ToolError::Failed(format!("glob: invalid pattern {:?}: {e}", args.pattern)))?
             .compile_matcher();
         let hidden = if names_dot_entry(&pattern) { Hidden::Include } else { Hidden::Skip };
+        let ignored = Ignored::from_flag(args.include_ignored);
         let cancel = ctx.cancel.clone();
         let walk_root = root.clone();
-        let mut found =
-            blocking(ctx, move || find(&walk_root, hidden, &cancel, |rel| matcher.is_match(rel))).await?;
-        if found.is_empty() {
-            return Ok(ToolOutput::text(format!("No files match {:?} under {shown_root}.", args.pattern)));
+        let search = blocking(ctx, move || {
+            let found = find(&walk_root, &pattern, &matcher, hidden, ignored, &cancel);
+            let skipped = if found.paths.is_empty() && ignored == Ignored::Skip {
+                let all = find(&walk_root, &pattern, &matcher, Hidden::Include, Ignored::Include, &cancel);
+                all.paths.into_iter().map(|(_, path)| path).collect()
+            } else {
+                Vec::new()
+            };
+            (found, skipped)
+        })
+        .await?;
+        let (found, skipped) = search;
+        let linked_note = linked_dirs_note(
+            &found
+                .linked_dirs
+                .iter()
+                .map(|(path, target)| (ctx.display_path(path), target.clone()))
+                .collect::<Vec<_>>(),
+        );
+        let mut out = if found.paths.is_empty() {
+            let mut text = format!("No files match {:?} under {shown_root}.", args.pattern);
+            if !skipped.is_empty() {
+                let names: Vec<String> = skipped.iter().take(5).map(|path| ctx.display_path(path)).collect();
+                let more = if skipped.len() > 5 {
+                    format!(", … ({} more)", skipped.len() - 5)
+                } else {
+                    String::new()
+                };
+                text.push_str(&format!(
+                    " {} ignored or hidden file{} would match ({}{more}); {INCLUDE_IGNORED_HINT}.",
+                    skipped.len(),
+                    if skipped.len() == 1 { "" } else { "s" },
+                    names.join(", ")
+                ));
+            }
+            text.push('\n');
+            text
+        } else {
+            let mut paths = found.paths;
+            paths.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+            let total = paths.len();
+            let mut lines: Vec<String> =
+                paths.into_iter().take(MAX_PATHS).map(|(_, path)| ctx.display_path(&path)).collect();
+            if total > MAX_PATHS {
+                lines.push(format!(
+                    "[{} more files not shown; narrow the pattern or the path]",
+                    total - MAX_PATHS
+                ));
+            }
+            lines.join("\n") + "\n"
+        };
+        if let Some(note) = linked_note {
+            out.push_str(&note);
+            out.push('\n');
         }
-        found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-        let total = found.len();
-        let mut out: Vec<String> =
-            found.into_iter().take(MAX_PATHS).map(|(_, path)| ctx.display_path(&path)).collect();
-        if total > MAX_PATHS {
-            out.push(format!("[{} more files not shown; narrow the pattern or the path]", total - MAX_PATHS));
-        }
-        Ok(ToolOutput::text(out.join("\n") + "\n"))
+        Ok(ToolOutput::text(out))
     }
 }
 
@@ -98,28 +152,73 @@ fn names_dot_entry(pattern: &str) -> bool {
     pattern.split('/').any(|part| part.starts_with('.') && part != "." && part != "..")
 }
 
-/// Files under `root` (standard ignore filters, no symlink following) whose root-relative path
-/// satisfies `keep`, with their modification times.
+/// Whether a pattern component holds glob syntax.
+fn is_literal(part: &str) -> bool {
+    !part.contains(['*', '?', '[', ']', '{', '}', '\\'])
+}
+
+/// What a walk found.
+#[derive(Default)]
+struct Found {
+    /// Matching files (and links to files) with their modification times.
+    paths: Vec<(SystemTime, PathBuf)>,
+    /// Symlinked directories that were not entered, with their targets.
+    linked_dirs: Vec<(PathBuf, PathBuf)>,
+}
+
+/// Files under `root` matching `pattern` (root-relative). The pattern's literal leading
+/// directories are where the walk starts, so they are searched even if ignored; a fully literal
+/// pattern that names an existing file finds it whatever the ignore files say.
 fn find(
     root: &Path,
+    pattern: &str,
+    matcher: &GlobMatcher,
     hidden: Hidden,
+    ignored: Ignored,
     cancel: &CancellationToken,
-    keep: impl Fn(&Path) -> bool,
-) -> Vec<(SystemTime, PathBuf)> {
-    let mut found = Vec::new();
-    for entry in walker(root, hidden).build() {
-        if cancel.is_cancelled() {
+) -> Found {
+    let mut found = Found::default();
+    let parts: Vec<&str> = pattern.split('/').filter(|part| !part.is_empty()).collect();
+    if !parts.is_empty() && parts.iter().all(|part| is_literal(part)) {
+        let named = root.join(pattern);
+        if let Ok(meta) = std::fs::metadata(&named)
+            && meta.is_file()
+        {
+            found.paths.push((meta.modified().unwrap_or(SystemTime::UNIX_EPOCH), named));
+            return found;
+        }
+    }
+    let literal_dirs = parts.iter().take(parts.len().saturating_sub(1)).take_while(|part| is_literal(part));
+    let mut base = root.to_path_buf();
+    for part in literal_dirs {
+        if !base.join(part).is_dir() {
+            break;
+        }
+        base.push(part);
+    }
+    let limit = match ignored {
+        Ignored::Include => IGNORED_SCAN_LIMIT,
+        Ignored::Skip => usize::MAX,
+    };
+    for (seen, entry) in walker(&base, hidden, ignored).build().enumerate() {
+        if cancel.is_cancelled() || seen >= limit {
             break;
         }
         let Ok(entry) = entry else { continue };
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
         let Ok(rel) = entry.path().strip_prefix(root) else { continue };
-        if keep(rel) {
-            let mtime =
-                entry.metadata().ok().and_then(|m| m.modified().ok()).unwrap_or(SystemTime::UNIX_EPOCH);
-            found.push((mtime, entry.into_path()));
+        match Kind::of(&entry) {
+            kind if kind.is_file_like() => {
+                if matcher.is_match(rel) {
+                    let mtime = std::fs::metadata(entry.path())
+                        .and_then(|meta| meta.modified())
+                        .unwrap_or(SystemTime::UNIX_EPOCH);
+                    found.paths.push((mtime, entry.into_path()));
+                }
+            }
+            // The walk's base itself was named (the path or the pattern): entered, not reported.
+            Kind::LinkToDir(_) if entry.depth() == 0 => {}
+            Kind::LinkToDir(target) => found.linked_dirs.push((entry.into_path(), target)),
+            Kind::File | Kind::LinkToFile(_) | Kind::Dir | Kind::BrokenLink(_) => {}
         }
     }
     found

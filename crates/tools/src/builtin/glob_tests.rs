@@ -51,7 +51,49 @@ async fn a_symlink_loop_does_not_hang_glob() {
         .await
         .expect("glob finished")
         .unwrap();
-    assert_eq!(out.text_content(), "a/file.txt\n");
+    let text = out.text_content();
+    assert!(text.starts_with("a/file.txt\n[2 symlinked directories not entered: "), "{text}");
+    assert!(text.contains("a/up -> ..") && text.ends_with("pass one as path to search inside]\n"), "{text}");
+}
+
+#[tokio::test]
+async fn a_pattern_naming_an_ignored_path_finds_it() {
+    let ws = Workspace::new();
+    ws.put(".gitignore", b"dist/\n*.log\n");
+    ws.put("dist/bundle.js", b"");
+    ws.put("dist/vendor.js", b"");
+    ws.put("logs/run.log", b"");
+    ws.put("src/app.js", b"");
+    assert_eq!(ws.ok("glob", json!({"pattern": "dist/bundle.js"})).await, "dist/bundle.js\n");
+    assert_eq!(ws.ok("glob", json!({"pattern": "logs/run.log"})).await, "logs/run.log\n");
+    let out = ws.ok("glob", json!({"pattern": "dist/*.js"})).await;
+    assert_eq!(out.lines().count(), 2, "{out}");
+    assert_eq!(ws.ok("glob", json!({"pattern": "**/*.js"})).await, "src/app.js\n");
+    let out = ws.ok("glob", json!({"pattern": "**/bundle.js"})).await;
+    assert_eq!(
+        out,
+        "No files match \"**/bundle.js\" under .. 1 ignored or hidden file would match (dist/bundle.js); \
+         pass include_ignored: true to include them.\n"
+    );
+    let out = ws.ok("glob", json!({"pattern": "**/bundle.js", "include_ignored": true})).await;
+    assert_eq!(out, "dist/bundle.js\n");
+}
+
+#[tokio::test]
+async fn symlinks_to_files_match_and_linked_directories_are_named_not_entered() {
+    let ws = Workspace::new();
+    ws.put("real/data.txt", b"");
+    ws.put("notes.txt", b"");
+    std::os::unix::fs::symlink(ws.path("notes.txt"), ws.path("link.txt")).unwrap();
+    std::os::unix::fs::symlink(ws.path("real"), ws.path("alias")).unwrap();
+    let out = ws.ok("glob", json!({"pattern": "**/*.txt"})).await;
+    let mut lines: Vec<&str> = out.lines().collect();
+    let note = lines.pop().unwrap();
+    lines.sort();
+    assert_eq!(lines, vec!["link.txt", "notes.txt", "real/data.txt"]);
+    assert!(note.starts_with("[1 symlinked directory not entered: alias -> "), "{note}");
+    // Named as the path, the linked directory is searched.
+    assert_eq!(ws.ok("glob", json!({"pattern": "*.txt", "path": "alias"})).await, "alias/data.txt\n");
 }
 
 #[tokio::test]

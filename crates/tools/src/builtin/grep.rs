@@ -1,17 +1,23 @@
-//! `grep{pattern, path?, glob?, case_insensitive?, context?, output_mode?}`: ripgrep semantics
-//! from ripgrep's own library crates.
+//! `grep{pattern, path?, glob?, case_insensitive?, context?, output_mode?, include_ignored?}`:
+//! ripgrep semantics from ripgrep's own library crates.
 //!
 //! Order: compile the regex (`grep-regex`; an invalid one is an error naming it) → walk the path
-//! with the shared [`walker`] (`.gitignore` honoured, hidden files skipped, `glob` as an `ignore`
-//! override; a path naming a file is searched even if ignored) in path order → search each file
-//! with `grep-searcher` (binary files skipped at the first NUL, line numbers, context) → render in
-//! the requested mode. At most [`MAX_RESULTS`] results and [`MAX_OUTPUT_BYTES`] of output; past
-//! that, the rest is only counted and the output says how many more there were.
+//! by the search tools' shared rule (`walk.rs`: `.gitignore` honoured and hidden files skipped
+//! unless `include_ignored`; a path naming a file or an ignored directory is searched; symlinks to
+//! files searched, symlinked directories not entered and reported; `glob` as an `ignore` override)
+//! in path order → search each file with `grep-searcher` (binary files skipped at the first NUL,
+//! line numbers, context) → render in the requested mode. A matching line longer than
+//! [`MAX_LINE_CHARS`] is shown as a window of at most that many characters around each match,
+//! with the match's 1-based character column (`path:line:column: …window…`), so a match deep in a
+//! minified file is visible and `read_file` can page to it. At most [`MAX_RESULTS`] results and
+//! [`MAX_OUTPUT_BYTES`] of output; past that, the rest is only counted and the output says how
+//! many more there were.
 
 use std::io;
 use std::path::Path;
 
-use grep_regex::RegexMatcherBuilder;
+use grep_matcher::Matcher;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{
     BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
 };
@@ -19,7 +25,8 @@ use ignore::overrides::OverrideBuilder;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Hidden, blocking, io_reason, walker};
+use super::walk::{Hidden, INCLUDE_IGNORED_HINT, Ignored, Kind, linked_dirs_note, walker};
+use super::{blocking, io_reason};
 use crate::context::ToolContext;
 use crate::tool::{Effect, Tool, ToolError, ToolOutput};
 
@@ -27,8 +34,11 @@ use crate::tool::{Effect, Tool, ToolError, ToolOutput};
 pub const MAX_RESULTS: usize = 100;
 /// Output bytes shown at most.
 pub const MAX_OUTPUT_BYTES: usize = 256 * 1024;
-/// Characters kept of one matching line.
-const MAX_LINE_CHARS: usize = 1_000;
+/// Characters shown of one line: a longer matching line is shown as windows of this size around
+/// its matches, a longer context line is cut.
+pub const MAX_LINE_CHARS: usize = 1_000;
+/// Characters of a window shown before its match.
+const WINDOW_LEAD_CHARS: usize = 200;
 
 /// The `grep` tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -62,6 +72,8 @@ pub struct GrepArgs {
     pub context: Option<u32>,
     /// content (default), files, or count.
     pub output_mode: Option<OutputMode>,
+    /// Also search files that .gitignore ignores and hidden files (default false).
+    pub include_ignored: Option<bool>,
 }
 
 impl Tool for Grep {
@@ -73,7 +85,8 @@ impl Tool for Grep {
 
     fn description(&self) -> &'static str {
         "Search file contents with a regex (ripgrep semantics: respects .gitignore, skips hidden and \
-         binary files). Output: matching lines (path:line:text), files, or counts; at most 100 results."
+         binary files unless include_ignored). Output: matching lines (path:line:text; a long line as \
+         path:line:column: and a window around the match), files, or counts; at most 100 results."
     }
 
     fn effect(&self) -> Effect {
@@ -94,7 +107,8 @@ impl Tool for Grep {
             .line_terminator(Some(b'\n'))
             .build(&args.pattern)
             .map_err(|e| ToolError::Failed(format!("grep: invalid regex {:?}: {e}", args.pattern)))?;
-        let mut walk = walker(&root, Hidden::Skip);
+        let ignored = Ignored::from_flag(args.include_ignored);
+        let mut walk = walker(&root, Hidden::Skip, ignored);
         walk.sort_by_file_path(|a, b| a.cmp(b));
         if let Some(glob) = &args.glob {
             let mut overrides = OverrideBuilder::new(&root);
@@ -123,11 +137,18 @@ impl Tool for Grep {
                     break;
                 }
                 let Ok(entry) = entry else { continue };
-                if !entry.file_type().is_some_and(|t| t.is_file()) {
-                    continue;
+                match Kind::of(&entry) {
+                    Kind::File | Kind::LinkToFile(_) => {}
+                    // The search root itself was named: it is entered, not reported.
+                    Kind::LinkToDir(_) if entry.depth() == 0 => continue,
+                    Kind::LinkToDir(target) => {
+                        report.linked_dirs.push((display(&workspace, entry.path()), target));
+                        continue;
+                    }
+                    Kind::Dir | Kind::BrokenLink(_) => continue,
                 }
                 let shown = display(&workspace, entry.path());
-                let mut sink = FileSink::new(&mut report, shown, context > 0);
+                let mut sink = FileSink::new(&mut report, &matcher, shown, context > 0);
                 if let Err(e) = searcher.search_path(&matcher, entry.path(), &mut sink) {
                     tracing::debug!(path = %entry.path().display(), error = %e, "grep: skipped a file");
                 }
@@ -136,8 +157,25 @@ impl Tool for Grep {
             report
         })
         .await?;
-        Ok(ToolOutput::text(report.render(&args.pattern, &shown_root)))
+        let mut out = report.render(&args.pattern, &shown_root);
+        if report.shown == 0 && report.omitted == 0 && ignored == Ignored::Skip && meta_is_dir(&root).await {
+            out.push_str(&format!(
+                " Files ignored by .gitignore and hidden files were not searched; {INCLUDE_IGNORED_HINT}."
+            ));
+        }
+        if let Some(note) = linked_dirs_note(&report.linked_dirs) {
+            if !out.ends_with('\n') {
+                out.push('\n');
+            }
+            out.push_str(&note);
+            out.push('\n');
+        }
+        Ok(ToolOutput::text(out))
     }
+}
+
+async fn meta_is_dir(path: &Path) -> bool {
+    tokio::fs::metadata(path).await.is_ok_and(|meta| meta.is_dir())
 }
 
 fn display(workspace: &Path, path: &Path) -> String {
@@ -155,11 +193,21 @@ struct Report {
     shown: usize,
     omitted: usize,
     capped: bool,
+    /// Symlinked directories the walk did not enter (shown path, target).
+    linked_dirs: Vec<(String, std::path::PathBuf)>,
 }
 
 impl Report {
     fn new(mode: OutputMode) -> Report {
-        Report { mode, lines: Vec::new(), bytes: 0, shown: 0, omitted: 0, capped: false }
+        Report {
+            mode,
+            lines: Vec::new(),
+            bytes: 0,
+            shown: 0,
+            omitted: 0,
+            capped: false,
+            linked_dirs: Vec::new(),
+        }
     }
 
     /// Counts one result and shows `line` if there is still room.
@@ -208,6 +256,7 @@ impl Report {
 /// Collects one file's matches into the [`Report`].
 struct FileSink<'r> {
     report: &'r mut Report,
+    matcher: &'r RegexMatcher,
     path: String,
     separators: bool,
     last_line: Option<u64>,
@@ -215,8 +264,51 @@ struct FileSink<'r> {
 }
 
 impl<'r> FileSink<'r> {
-    fn new(report: &'r mut Report, path: String, separators: bool) -> FileSink<'r> {
-        FileSink { report, path, separators, last_line: None, count: 0 }
+    fn new(
+        report: &'r mut Report,
+        matcher: &'r RegexMatcher,
+        path: String,
+        separators: bool,
+    ) -> FileSink<'r> {
+        FileSink { report, matcher, path, separators, last_line: None, count: 0 }
+    }
+
+    /// A matching line too long to show whole: one `path:line:column: …window…` result per match
+    /// not already inside the previous window.
+    fn long_line(&mut self, number: Option<u64>, text: &str) {
+        let mut starts = Vec::new();
+        let _ = self.matcher.find_iter(text.as_bytes(), |m| {
+            starts.push(m.start());
+            true
+        });
+        let total = text.chars().count();
+        let (mut counted_bytes, mut counted_chars) = (0usize, 0usize);
+        let mut shown_until = 0usize;
+        for start in starts {
+            counted_chars += text[counted_bytes..start].chars().count();
+            counted_bytes = start;
+            if counted_chars < shown_until && shown_until > 0 {
+                continue;
+            }
+            let lead =
+                text[..start].char_indices().rev().take(WINDOW_LEAD_CHARS).last().map_or(start, |(i, _)| i);
+            let lead_chars = text[lead..start].chars().count();
+            let first = counted_chars - lead_chars;
+            let end = text[lead..].char_indices().nth(MAX_LINE_CHARS).map_or(text.len(), |(i, _)| lead + i);
+            let last = first + text[lead..end].chars().count();
+            let before = if first > 0 { "…" } else { "" };
+            let after = if last < total { "…" } else { "" };
+            let line = match number {
+                Some(n) => format!("{}:{n}:{}:", self.path, counted_chars + 1),
+                None => format!("{}:{}:", self.path, counted_chars + 1),
+            };
+            self.report.result(format!(
+                "{line} {before}{}{after} [line of {total} chars; showing {}-{last}]",
+                &text[lead..end],
+                first + 1
+            ));
+            shown_until = last;
+        }
     }
 
     fn line(&mut self, number: Option<u64>, bytes: &[u8], sep: char) -> String {
@@ -266,8 +358,14 @@ impl Sink for FileSink<'_> {
         match self.report.mode {
             OutputMode::Content => {
                 self.separate(m.line_number());
-                let line = self.line(m.line_number(), m.bytes(), ':');
-                self.report.result(line);
+                let text = String::from_utf8_lossy(m.bytes());
+                let text = text.trim_end_matches(['\n', '\r']);
+                if text.chars().nth(MAX_LINE_CHARS).is_some() {
+                    self.long_line(m.line_number(), text);
+                } else {
+                    let line = self.line(m.line_number(), m.bytes(), ':');
+                    self.report.result(line);
+                }
                 Ok(true)
             }
             // One match is enough to list the file.

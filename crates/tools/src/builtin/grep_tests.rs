@@ -40,7 +40,58 @@ async fn context_case_and_glob_options() {
     let out = ws.ok("grep", json!({"pattern": "fn", "glob": "main.*"})).await;
     assert_eq!(out, "src/main.rs:1:fn main() {\n");
     let out = ws.ok("grep", json!({"pattern": "nothing matches this"})).await;
-    assert_eq!(out, "No matches for \"nothing matches this\" in ..");
+    assert_eq!(
+        out,
+        "No matches for \"nothing matches this\" in .. Files ignored by .gitignore and hidden files were not \
+         searched; pass include_ignored: true to include them."
+    );
+}
+
+#[tokio::test]
+async fn include_ignored_searches_ignored_and_hidden_files() {
+    let ws = project();
+    let out =
+        ws.ok("grep", json!({"pattern": "alpha", "output_mode": "files", "include_ignored": true})).await;
+    assert_eq!(out, ".hidden/notes.rs\nbuild.log\nsrc/lib.rs\nsrc/main.rs\ntarget/debug/gen.rs\n");
+}
+
+#[tokio::test]
+async fn symlinked_files_are_searched_and_linked_directories_named() {
+    let ws = Workspace::new();
+    ws.put("real/a.txt", b"needle in real\n");
+    ws.put("b.txt", b"needle in b\n");
+    std::os::unix::fs::symlink("b.txt", ws.path("link.txt")).unwrap();
+    std::os::unix::fs::symlink("real", ws.path("alias")).unwrap();
+    let out = ws.ok("grep", json!({"pattern": "needle"})).await;
+    assert_eq!(
+        out,
+        "b.txt:1:needle in b\nlink.txt:1:needle in b\nreal/a.txt:1:needle in real\n[1 symlinked directory not \
+         entered: alias -> real; pass one as path to search inside]\n"
+    );
+}
+
+#[tokio::test]
+async fn a_match_in_a_very_long_line_is_shown_in_a_window_with_its_column() {
+    let ws = Workspace::new();
+    let mut line = "a".repeat(2_000_000);
+    line.replace_range(1_500_000..1_500_006, "NEEDLE");
+    ws.put("min.js", &line);
+    let out = ws.ok("grep", json!({"pattern": "NEEDLE", "path": "min.js"})).await;
+    assert!(out.len() < 1_200, "{} bytes", out.len());
+    let expected_window = format!("{}NEEDLE{}", "a".repeat(200), "a".repeat(794));
+    assert_eq!(
+        out,
+        format!("min.js:1:1500001: …{expected_window}… [line of 2000000 chars; showing 1499801-1500800]\n")
+    );
+    // Two matches far apart in one line are two windows; a near one shares the window.
+    let mut two = "b".repeat(10_000);
+    two.replace_range(100..103, "HIT");
+    two.replace_range(150..153, "HIT");
+    two.replace_range(9_000..9_003, "HIT");
+    ws.put("two.js", &two);
+    let out = ws.ok("grep", json!({"pattern": "HIT", "path": "two.js"})).await;
+    let columns: Vec<&str> = out.lines().map(|l| l.split(':').nth(2).unwrap()).collect();
+    assert_eq!(columns, vec!["101", "9001"], "{out}");
 }
 
 #[tokio::test]

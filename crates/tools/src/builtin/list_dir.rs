@@ -1,12 +1,19 @@
-//! `list_dir{path, depth?}`: a tree view of a directory, skipping what `.gitignore` and hidden-file
-//! rules hide (the `ignore` crate's standard filters), sorted by name, capped at [`MAX_ENTRIES`].
+//! `list_dir{path, depth?, include_ignored?}`: a tree view of a directory, sorted by name, capped
+//! at [`MAX_ENTRIES`].
+//!
+//! What is listed follows the search tools' shared rule (`walk.rs`): entries that `.gitignore`
+//! ignores and hidden (dot) entries are left out unless `include_ignored` is set, and the listing
+//! says how many it hid and which; symlinks are shown as `name -> target` (`name/ -> target` for a
+//! directory) and never entered.
 
-use std::path::Path;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Hidden, blocking, io_reason, walker};
+use super::walk::{Hidden, INCLUDE_IGNORED_HINT, Ignored, Kind, walker};
+use super::{blocking, io_reason};
 use crate::context::ToolContext;
 use crate::tool::{Effect, Tool, ToolError, ToolOutput};
 
@@ -14,6 +21,8 @@ use crate::tool::{Effect, Tool, ToolError, ToolOutput};
 pub const DEFAULT_DEPTH: usize = 2;
 /// Entries shown before the listing is cut.
 pub const MAX_ENTRIES: usize = 500;
+/// Names of hidden entries quoted in the note.
+const HIDDEN_NAMES_SHOWN: usize = 5;
 
 /// The `list_dir` tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -27,6 +36,8 @@ pub struct ListDirArgs {
     /// Levels to descend (default 2).
     #[schemars(range(min = 1))]
     pub depth: Option<u64>,
+    /// Also list gitignored and hidden entries (default false).
+    pub include_ignored: Option<bool>,
 }
 
 impl Tool for ListDir {
@@ -37,7 +48,8 @@ impl Tool for ListDir {
     }
 
     fn description(&self) -> &'static str {
-        "List a directory as a tree (default depth 2), skipping gitignored and hidden files."
+        "List a directory as a tree (default depth 2). Gitignored and hidden entries are left out \
+         (and counted) unless include_ignored is set; symlinks are shown, not entered."
     }
 
     fn effect(&self) -> Effect {
@@ -56,39 +68,50 @@ impl Tool for ListDir {
             )));
         }
         let depth = args.depth.map_or(DEFAULT_DEPTH, |d| d.clamp(1, 20) as usize);
+        let ignored = Ignored::from_flag(args.include_ignored);
         let root = path.clone();
-        let tree = blocking(ctx, move || render_tree(&root, depth, MAX_ENTRIES)).await?;
+        let tree = blocking(ctx, move || render_tree(&root, depth, MAX_ENTRIES, ignored)).await?;
         Ok(ToolOutput::text(format!("{shown}/\n{tree}")))
     }
 }
 
 /// The entries under `root` down to `depth` levels, one per line, indented two spaces per level,
-/// directories with a trailing `/`, sorted by name.
-/// After `max_entries` lines a note says how many entries were left out.
-pub fn render_tree(root: &Path, depth: usize, max_entries: usize) -> String {
-    let walker = walker(root, Hidden::Skip).max_depth(Some(depth)).sort_by_file_path(|a, b| a.cmp(b)).build();
+/// directories with a trailing `/`, symlinks with `-> target`, sorted by name. After
+/// `max_entries` lines a note says how many entries were left out; another says how many ignored
+/// or hidden entries the listed directories hold.
+pub(crate) fn render_tree(root: &Path, depth: usize, max_entries: usize, ignored: Ignored) -> String {
+    let walker =
+        walker(root, Hidden::Skip, ignored).max_depth(Some(depth)).sort_by_file_path(|a, b| a.cmp(b)).build();
     let mut out = String::new();
     let mut shown = 0usize;
-    let mut hidden = 0usize;
-    let mut entries: Vec<(usize, String, bool)> = Vec::new();
+    let mut cut = 0usize;
+    let mut listed: BTreeSet<PathBuf> = BTreeSet::new();
+    // Directories whose children were listed: the root and every directory above the depth limit.
+    let mut expanded: Vec<PathBuf> = vec![root.to_path_buf()];
     for entry in walker {
         let Ok(entry) = entry else { continue };
         if entry.depth() == 0 {
             continue;
         }
-        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-        let name = entry.file_name().to_string_lossy().into_owned();
-        entries.push((entry.depth(), name, is_dir));
-    }
-    for (level, name, is_dir) in entries {
+        listed.insert(entry.path().to_path_buf());
+        let kind = Kind::of(&entry);
+        if kind == Kind::Dir && entry.depth() < depth {
+            expanded.push(entry.path().to_path_buf());
+        }
         if shown >= max_entries {
-            hidden += 1;
+            cut += 1;
             continue;
         }
-        out.push_str(&"  ".repeat(level));
-        out.push_str(&name);
-        if is_dir {
-            out.push('/');
+        out.push_str(&"  ".repeat(entry.depth()));
+        out.push_str(&entry.file_name().to_string_lossy());
+        match &kind {
+            Kind::Dir => out.push('/'),
+            Kind::LinkToDir(target) => {
+                out.push_str(&format!("/ -> {} (symlink, not entered)", target.display()))
+            }
+            Kind::LinkToFile(target) => out.push_str(&format!(" -> {}", target.display())),
+            Kind::BrokenLink(target) => out.push_str(&format!(" -> {} (broken symlink)", target.display())),
+            Kind::File => {}
         }
         out.push('\n');
         shown += 1;
@@ -96,10 +119,46 @@ pub fn render_tree(root: &Path, depth: usize, max_entries: usize) -> String {
     if shown == 0 {
         out.push_str("  (empty)\n");
     }
-    if hidden > 0 {
-        out.push_str(&format!("[{hidden} more entries not shown; list a subdirectory or use glob]\n"));
+    if cut > 0 {
+        out.push_str(&format!("[{cut} more entries not shown; list a subdirectory or use glob]\n"));
+    }
+    if ignored == Ignored::Skip
+        && let Some(note) = hidden_note(root, &expanded, &listed)
+    {
+        out.push_str(&note);
     }
     out
+}
+
+/// The note on entries of the `expanded` directories that the walk left out (ignored or hidden).
+fn hidden_note(root: &Path, expanded: &[PathBuf], listed: &BTreeSet<PathBuf>) -> Option<String> {
+    let mut hidden: Vec<String> = Vec::new();
+    for dir in expanded {
+        let Ok(entries) = std::fs::read_dir(dir) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if listed.contains(&path) {
+                continue;
+            }
+            let mut name = path.strip_prefix(root).unwrap_or(&path).display().to_string();
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                name.push('/');
+            }
+            hidden.push(name);
+        }
+    }
+    if hidden.is_empty() {
+        return None;
+    }
+    hidden.sort();
+    let names: Vec<&str> = hidden.iter().take(HIDDEN_NAMES_SHOWN).map(String::as_str).collect();
+    let more = if hidden.len() > HIDDEN_NAMES_SHOWN { ", …" } else { "" };
+    let count = hidden.len();
+    let entries = if count == 1 { "entry" } else { "entries" };
+    Some(format!(
+        "[{count} ignored or hidden {entries} not shown: {}{more}; {INCLUDE_IGNORED_HINT}]\n",
+        names.join(", ")
+    ))
 }
 
 #[cfg(test)]

@@ -13,9 +13,39 @@ async fn list_dir_shows_a_tree_to_depth_two_skipping_ignored_entries() {
     ws.put("src/deep/er/x.rs", b"");
     ws.put("target/out", b"");
     let out = ws.ok("list_dir", json!({"path": "."})).await;
-    assert_eq!(out, "./\n  Cargo.toml\n  src/\n    deep/\n    lib.rs\n");
+    assert_eq!(
+        out,
+        "./\n  Cargo.toml\n  src/\n    deep/\n    lib.rs\n[2 ignored or hidden entries not shown: .gitignore, \
+         target/; pass include_ignored: true to include them]\n"
+    );
     let out = ws.ok("list_dir", json!({"path": "src", "depth": 1})).await;
     assert_eq!(out, "src/\n  deep/\n  lib.rs\n");
+    let out = ws.ok("list_dir", json!({"path": ".", "depth": 1, "include_ignored": true})).await;
+    assert_eq!(out, "./\n  .gitignore\n  Cargo.toml\n  src/\n  target/\n");
+}
+
+#[tokio::test]
+async fn list_dir_shows_symlinks_with_their_targets_without_entering_them() {
+    let ws = Workspace::new();
+    ws.put("real/inside.txt", b"");
+    ws.put("file.txt", b"");
+    std::os::unix::fs::symlink("real", ws.path("alias")).unwrap();
+    std::os::unix::fs::symlink("file.txt", ws.path("link.txt")).unwrap();
+    std::os::unix::fs::symlink("gone.txt", ws.path("broken")).unwrap();
+    let out = ws.ok("list_dir", json!({"path": "."})).await;
+    assert_eq!(
+        out,
+        "./\n  alias/ -> real (symlink, not entered)\n  broken -> gone.txt (broken symlink)\n  file.txt\n  \
+         link.txt -> file.txt\n  real/\n    inside.txt\n"
+    );
+}
+
+#[tokio::test]
+async fn an_ignored_directory_named_as_the_path_is_listed() {
+    let ws = Workspace::new();
+    ws.put(".gitignore", b"dist/\n");
+    ws.put("dist/bundle.js", b"");
+    assert_eq!(ws.ok("list_dir", json!({"path": "dist"})).await, "dist/\n  bundle.js\n");
 }
 
 #[tokio::test]

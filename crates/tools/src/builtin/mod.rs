@@ -1,4 +1,6 @@
-//! The built-in tools, one module each, and the I/O helpers they share.
+//! The built-in tools, one module each, and the I/O helpers they share. The search tools (`glob`,
+//! `grep`, `list_dir`) share one rule for ignored files, hidden files and symbolic links
+//! (`walk.rs`).
 //!
 //! Blocking file-system work (reading a FIFO, walking a tree) runs on tokio's blocking pool and is
 //! raced against the session's cancellation token, so a slow read never stalls other calls and an
@@ -12,6 +14,7 @@ pub mod list_dir;
 pub mod read;
 pub mod shell;
 pub mod todo;
+mod walk;
 pub mod write;
 
 use std::io::Read;
@@ -82,22 +85,4 @@ pub(crate) fn io_reason(e: &std::io::Error) -> String {
         std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
         _ => e.to_string(),
     }
-}
-
-/// The directory walker every search tool shares: `.gitignore`/`.ignore`/global excludes honoured
-/// (even outside a git repository), hidden entries skipped unless `hidden` is
-/// [`Hidden::Include`], symlinks never followed (so a symlink loop cannot trap a walk).
-pub(crate) fn walker(root: &Path, hidden: Hidden) -> ignore::WalkBuilder {
-    let mut builder = ignore::WalkBuilder::new(root);
-    builder.hidden(matches!(hidden, Hidden::Skip)).require_git(false).follow_links(false);
-    builder
-}
-
-/// Whether a walk yields hidden (dot) files and directories.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Hidden {
-    /// Skip them, as ripgrep does by default.
-    Skip,
-    /// Yield them (the pattern names one explicitly).
-    Include,
 }
