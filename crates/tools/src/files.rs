@@ -1,5 +1,5 @@
-//! Read-before-write state ([`FileTracker`]) and text decoding that can be undone byte-exactly
-//! ([`text`]).
+//! Read-before-write state ([`FileTracker`]), text decoding that can be undone byte-exactly
+//! ([`text`]), and the check an image passes before it is sent to a model ([`image`]).
 //!
 //! Every successful `read_file` (whole file or a range), `write_file` and `edit_file` records the
 //! file's content hash, length and mtime under its canonical path. Before overwriting or editing
@@ -7,6 +7,7 @@
 //! now on disk: a file never seen in this session, or whose content changed since, is refused so
 //! the model never clobbers edits it has not seen.
 
+pub mod image;
 pub mod text;
 
 use std::collections::HashMap;

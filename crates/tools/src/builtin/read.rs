@@ -1,11 +1,20 @@
-//! `read_file{path, offset?, limit?}`: a file as `cat -n`-style numbered lines, an image as image
-//! content, a directory as a listing.
+//! `read_file{path, offset?, limit?, column?}`: a file as `cat -n`-style numbered lines, an image
+//! as image content, a directory as a listing.
 //!
 //! Order: resolve the path → `stat` (a directory is listed; a missing path is an error) → images by
-//! extension → read the bytes on the blocking pool (FIFOs and devices included, at most
+//! extension, confirmed by signature and checked by decoding ([`crate::files::image`]; one that
+//! fails becomes a text note, so an image no provider can decode never enters the conversation) →
+//! read the bytes on the blocking pool (FIFOs and devices included, at most
 //! [`MAX_READ_BYTES`](super::MAX_READ_BYTES)) → decode ([`crate::files::text`]; binary is refused)
 //! → record the state in the [`FileTracker`](crate::FileTracker) (a partial read counts) → render
-//! the requested lines, each cut at 2 000 chars, the whole capped at 256 KiB with a footer that
+//! the requested lines.
+//!
+//! Rendering, so that the model can reproduce the file exactly: each line is shown up to
+//! [`MAX_LINE_CHARS`] characters; a longer one ends with a note giving the column to read on from,
+//! and `column` (a 1-based character position) starts the first line read there, so one long
+//! line (minified code) can be paged through. A file that does not end with a newline gets the
+//! marker `\ No newline at end of file` after its last line (as in a diff); CRLF line endings, a
+//! BOM or another encoding are named in a footer. The whole is capped at 256 KiB with a footer that
 //! says how to read on.
 
 use base64::Engine as _;
@@ -15,7 +24,8 @@ use serde::Deserialize;
 
 use super::{MAX_READ_BYTES, blocking, io_reason, read_limited};
 use crate::context::ToolContext;
-use crate::files::text::{Decoded, TextEncoding, decode};
+use crate::files::image;
+use crate::files::text::{Decoded, LineEnding, TextEncoding, decode, line_ending};
 use crate::tool::{Effect, Tool, ToolError, ToolOutput};
 
 /// Lines returned when `limit` is not given.
@@ -25,7 +35,9 @@ pub const MAX_LINE_CHARS: usize = 2000;
 /// Cap on the rendered output, in bytes.
 pub const MAX_OUTPUT_BYTES: usize = 256 * 1024;
 /// Largest image returned as image content, in bytes.
-pub const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
+pub const MAX_IMAGE_BYTES: u64 = image::MAX_IMAGE_BYTES;
+/// The marker after a last line that has no newline.
+pub const NO_FINAL_NEWLINE: &str = "\\ No newline at end of file";
 
 /// The `read_file` tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -42,6 +54,9 @@ pub struct ReadArgs {
     /// Number of lines to read (default 2000).
     #[schemars(range(min = 1))]
     pub limit: Option<u64>,
+    /// 1-based character column where the first line read starts (to page through a long line).
+    #[schemars(range(min = 1))]
+    pub column: Option<u64>,
 }
 
 impl Tool for ReadFile {
@@ -68,9 +83,15 @@ impl Tool for ReadFile {
             .map_err(|e| ToolError::Failed(format!("read_file: cannot read {shown}: {}", io_reason(&e))))?;
         if meta.is_dir() {
             let root = path.clone();
-            let listing =
-                blocking(ctx, move || super::list_dir::render_tree(&root, 1, super::list_dir::MAX_ENTRIES))
-                    .await?;
+            let listing = blocking(ctx, move || {
+                super::list_dir::render_tree(
+                    &root,
+                    1,
+                    super::list_dir::MAX_ENTRIES,
+                    super::walk::Ignored::Skip,
+                )
+            })
+            .await?;
             return Ok(ToolOutput::text(format!("{shown} is a directory:\n{listing}")));
         }
         if has_image_extension(&path) {
@@ -85,16 +106,29 @@ impl Tool for ReadFile {
                 ToolError::Failed(format!("read_file: cannot read {shown}: {}", io_reason(&e)))
             })?;
             // The name only suggests an image; the bytes decide. A Git LFS pointer or an empty
-            // file named .png is read as text (an image block providers cannot decode would break
-            // every later request of the session).
-            if let Some(media_type) = sniff_image(&bytes) {
+            // file named .png is read as text; an image that does not decode is described, not
+            // sent (an image block providers cannot decode would break every later request of
+            // the session).
+            if image::sniff(&bytes).is_some() {
                 ctx.files.record(&path, &bytes, meta.modified().ok());
-                return Ok(ToolOutput {
-                    content: vec![Content::Image {
-                        media_type: media_type.to_string(),
-                        data: base64::engine::general_purpose::STANDARD.encode(&bytes),
-                    }],
-                    ..ToolOutput::default()
+                let (bytes, checked) = blocking(ctx, move || {
+                    let checked = image::check(&bytes);
+                    (bytes, checked)
+                })
+                .await?;
+                return Ok(match checked {
+                    Ok(checked) => ToolOutput {
+                        content: vec![Content::Image {
+                            media_type: checked.media_type.to_string(),
+                            data: base64::engine::general_purpose::STANDARD.encode(&bytes),
+                        }],
+                        ..ToolOutput::default()
+                    },
+                    Err(reason) => ToolOutput::text(format!(
+                        "[{shown} was not shown as an image: {reason}. It is {} bytes; inspect it with shell \
+                         tools (e.g. `file {shown}` or `xxd {shown} | head`) if needed]",
+                        bytes.len()
+                    )),
                 });
             }
         }
@@ -117,9 +151,13 @@ impl Tool for ReadFile {
         }
         let offset = args.offset.unwrap_or(1).max(1) as usize;
         let limit = args.limit.map_or(DEFAULT_LIMIT, |l| l.max(1) as usize);
-        let mut out = render_lines(&decoded.text, offset, limit);
+        let column = args.column.unwrap_or(1).max(1) as usize;
+        let mut out = render_lines(&decoded.text, offset, limit, column);
         if decoded.encoding != TextEncoding::Utf8 {
             out.push_str(&format!("\n[encoding: {}]", decoded.encoding.label()));
+        }
+        if line_ending(&decoded.text) == LineEnding::Crlf {
+            out.push_str("\n[line endings: CRLF]");
         }
         if decoded.lossy {
             out.push_str("\n[some bytes are not valid in this encoding and are shown as U+FFFD]");
@@ -138,20 +176,11 @@ fn has_image_extension(path: &std::path::Path) -> bool {
     })
 }
 
-/// The media type from the file signature (PNG, JPEG, GIF, WebP), or `None`.
-fn sniff_image(bytes: &[u8]) -> Option<&'static str> {
-    match bytes {
-        [0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, ..] => Some("image/png"),
-        [0xff, 0xd8, 0xff, ..] => Some("image/jpeg"),
-        [b'G', b'I', b'F', b'8', b'7' | b'9', b'a', ..] => Some("image/gif"),
-        [b'R', b'I', b'F', b'F', _, _, _, _, b'W', b'E', b'B', b'P', ..] => Some("image/webp"),
-        _ => None,
-    }
-}
-
-/// Renders lines `offset..offset+limit` (1-based) as `{number:>6}\t{line}`, with footers for cut
-/// lines, the byte cap and lines left unread.
-pub fn render_lines(text: &str, offset: usize, limit: usize) -> String {
+/// Renders lines `offset..offset+limit` (1-based) as `{number:>6}\t{line}`, the first of them
+/// from character `column` (1-based), each cut after [`MAX_LINE_CHARS`] characters with a note
+/// saying where to read on; then the [`NO_FINAL_NEWLINE`] marker when the last line was shown
+/// and has no newline, and footers for the byte cap and lines left unread.
+pub fn render_lines(text: &str, offset: usize, limit: usize, column: usize) -> String {
     if text.is_empty() {
         return "(empty file)".to_string();
     }
@@ -164,21 +193,18 @@ pub fn render_lines(text: &str, offset: usize, limit: usize) -> String {
     let mut capped = false;
     for (index, line) in text.lines().enumerate().skip(offset - 1).take(limit) {
         let number = index + 1;
-        let mut rendered = format!("{number:>6}\t");
-        match line.char_indices().nth(MAX_LINE_CHARS) {
-            Some((cut, _)) => {
-                rendered.push_str(&line[..cut]);
-                rendered.push_str(&format!(" … [line cut: {} chars in total]", line.chars().count()));
-            }
-            None => rendered.push_str(line),
-        }
-        rendered.push('\n');
+        let start = if number == offset { column } else { 1 };
+        let rendered = render_line(number, line, start);
         if out.len() + rendered.len() > MAX_OUTPUT_BYTES {
             capped = true;
             break;
         }
         out.push_str(&rendered);
         last = number;
+    }
+    if last == total && !capped && !text.ends_with('\n') {
+        out.push_str(NO_FINAL_NEWLINE);
+        out.push('\n');
     }
     if capped {
         out.push_str(&format!(
@@ -192,6 +218,39 @@ pub fn render_lines(text: &str, offset: usize, limit: usize) -> String {
         ));
     }
     out
+}
+
+/// One numbered line from character `start` (1-based), at most [`MAX_LINE_CHARS`] characters.
+fn render_line(number: usize, line: &str, start: usize) -> String {
+    let mut rendered = format!("{number:>6}\t");
+    let from = match line.char_indices().nth(start - 1) {
+        Some((at, _)) => at,
+        None if start == 1 => line.len(),
+        None => {
+            let chars = line.chars().count();
+            rendered.push_str(&format!(
+                "[line {number} has {chars} characters; column {start} is past its end]\n"
+            ));
+            return rendered;
+        }
+    };
+    if start > 1 {
+        rendered.push_str(&format!("[from column {start}] "));
+    }
+    let rest = &line[from..];
+    match rest.char_indices().nth(MAX_LINE_CHARS) {
+        Some((cut, _)) => {
+            let end = start + MAX_LINE_CHARS;
+            rendered.push_str(&rest[..cut]);
+            rendered.push_str(&format!(
+                " … [line cut: {} chars in total; read on with offset={number}, column={end}]",
+                line.chars().count()
+            ));
+        }
+        None => rendered.push_str(rest),
+    }
+    rendered.push('\n');
+    rendered
 }
 
 #[cfg(test)]

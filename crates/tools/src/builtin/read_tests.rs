@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::test_support::Workspace;
+use crate::test_support::{PIXEL_PNG, Workspace};
 use lathe_protocol::Content;
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -10,9 +10,27 @@ use serde_json::json;
 #[tokio::test]
 async fn lines_are_numbered_like_cat_n() {
     let ws = Workspace::new();
-    ws.put("a.txt", b"first\r\n\tsecond\r\n");
+    ws.put("a.txt", b"first\n\tsecond\n");
     let out = ws.ok("read_file", json!({"path": "a.txt"})).await;
     assert_eq!(out, "     1\tfirst\n     2\t\tsecond\n");
+}
+
+#[tokio::test]
+async fn crlf_endings_and_a_missing_final_newline_are_marked() {
+    let ws = Workspace::new();
+    ws.put("crlf.txt", b"first\r\nsecond\r\n");
+    let out = ws.ok("read_file", json!({"path": "crlf.txt"})).await;
+    assert_eq!(out, "     1\tfirst\n     2\tsecond\n\n[line endings: CRLF]");
+    ws.put("h.txt", b"hello");
+    ws.put("hn.txt", b"hello\n");
+    let without = ws.ok("read_file", json!({"path": "h.txt"})).await;
+    let with = ws.ok("read_file", json!({"path": "hn.txt"})).await;
+    assert_eq!(with, "     1\thello\n");
+    assert_eq!(without, "     1\thello\n\\ No newline at end of file\n");
+    // The marker only follows the file's real last line.
+    ws.put("two.txt", b"a\nb");
+    let first_only = ws.ok("read_file", json!({"path": "two.txt", "limit": 1})).await;
+    assert!(!first_only.contains("No newline"), "{first_only}");
 }
 
 #[tokio::test]
@@ -43,8 +61,31 @@ async fn long_lines_are_cut() {
     let first = out.lines().next().unwrap();
     assert!(first.starts_with(&format!("     1\t{}", "x".repeat(2000))));
     assert!(!first.contains(&"x".repeat(2001)));
-    assert!(first.ends_with("[line cut: 5000 chars in total]"), "{first}");
+    assert!(
+        first.ends_with("[line cut: 5000 chars in total; read on with offset=1, column=2001]"),
+        "{first}"
+    );
     assert!(out.contains("     2\tshort"));
+}
+
+#[tokio::test]
+async fn a_long_line_can_be_paged_by_column() {
+    let ws = Workspace::new();
+    let mut line = "a".repeat(2_000_000);
+    line.replace_range(1_500_000..1_500_006, "NEEDLE");
+    ws.put("min.js", &line);
+    let out = ws.ok("read_file", json!({"path": "min.js", "column": 1_499_991})).await;
+    let first = out.lines().next().unwrap();
+    assert!(first.starts_with("     1\t[from column 1499991] aaaaaaaaaaNEEDLEaaa"), "{}", &first[..80]);
+    assert!(
+        first.ends_with("[line cut: 2000000 chars in total; read on with offset=1, column=1501991]"),
+        "{}",
+        &first[first.len() - 100..]
+    );
+    let end = ws.ok("read_file", json!({"path": "min.js", "column": 1_999_999})).await;
+    assert_eq!(end, "     1\t[from column 1999999] aa\n\\ No newline at end of file\n");
+    let past = ws.ok("read_file", json!({"path": "min.js", "column": 3_000_000})).await;
+    assert!(past.contains("column 3000000 is past its end"), "{past}");
 }
 
 #[tokio::test]
@@ -77,7 +118,7 @@ async fn utf16le_with_bom_is_read_as_text() {
     "héllo\r\nwörld\r\n".encode_utf16().for_each(|u| bytes.extend_from_slice(&u.to_le_bytes()));
     ws.put("w.txt", bytes);
     let out = ws.ok("read_file", json!({"path": "w.txt"})).await;
-    assert_eq!(out, "     1\théllo\n     2\twörld\n\n[encoding: UTF-16LE with BOM]");
+    assert_eq!(out, "     1\théllo\n     2\twörld\n\n[encoding: UTF-16LE with BOM]\n[line endings: CRLF]");
 }
 
 #[tokio::test]
@@ -91,13 +132,31 @@ async fn binary_files_are_refused_with_a_reason() {
 #[tokio::test]
 async fn images_are_returned_as_image_content() {
     let ws = Workspace::new();
-    let png: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
-    ws.put("pic.PNG", png);
+    ws.put("pic.PNG", PIXEL_PNG);
     let out = ws.call("read_file", json!({"path": "pic.PNG"})).await.unwrap();
+    use base64::Engine as _;
     assert_eq!(
         out.content,
-        vec![Content::Image { media_type: "image/png".into(), data: "iVBORw0KGgoAAAANSUhEUg==".into() }]
+        vec![Content::Image {
+            media_type: "image/png".into(),
+            data: base64::engine::general_purpose::STANDARD.encode(PIXEL_PNG)
+        }]
     );
+}
+
+#[tokio::test]
+async fn an_image_that_does_not_decode_becomes_a_text_note() {
+    let ws = Workspace::new();
+    // The PNG signature and its IHDR chunk, nothing after them.
+    ws.put("shot.png", &PIXEL_PNG[..33]);
+    let out = ws.call("read_file", json!({"path": "shot.png"})).await.unwrap();
+    let text = out.text_content();
+    assert!(!out.content.iter().any(|c| matches!(c, Content::Image { .. })), "{:?}", out.content);
+    assert!(
+        text.contains("shot.png was not shown as an image") && text.contains("does not decode"),
+        "{text}"
+    );
+    assert_eq!(text.lines().count(), 1, "{text}");
 }
 
 #[tokio::test]
@@ -106,7 +165,11 @@ async fn a_file_named_like_an_image_is_an_image_only_if_its_bytes_say_so() {
     ws.put("logo.png", b"version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 12345\n");
     let out = ws.call("read_file", json!({"path": "logo.png"})).await.unwrap();
     assert!(out.text_content().contains("git-lfs"), "{:?}", out.content);
-    ws.put("photo.png", b"\xff\xd8\xff\xe0\0\x10JFIF\0");
+    let mut jpeg = Vec::new();
+    image::RgbImage::new(2, 2)
+        .write_to(&mut std::io::Cursor::new(&mut jpeg), image::ImageFormat::Jpeg)
+        .unwrap();
+    ws.put("photo.png", &jpeg);
     let out = ws.call("read_file", json!({"path": "photo.png"})).await.unwrap();
     assert!(
         matches!(&out.content[0], Content::Image { media_type, .. } if media_type == "image/jpeg"),

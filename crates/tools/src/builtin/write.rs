@@ -1,9 +1,12 @@
-//! `write_file{path, content}`: creates or overwrites a file with exactly `content` (UTF-8).
+//! `write_file{path, content}`: creates a file with exactly `content` (UTF-8), or overwrites one
+//! with `content` stored the way the file already was.
 //!
 //! Order: resolve → if the path exists, it must be a file this session has read, written or edited,
-//! unchanged on disk since ([`FileTracker`](crate::FileTracker)) → create parent directories →
-//! write → record the new state (the file now counts as read) → summarise (size when created, a
-//! short unified diff when overwritten).
+//! unchanged on disk since ([`FileTracker`](crate::FileTracker)) → encode ([`stored_as_before`]:
+//! an existing text file keeps its encoding — UTF-8, UTF-8 with BOM, UTF-16 with BOM, Latin-1 —
+//! and its line-ending style; text the encoding cannot hold is refused with the reason, never
+//! converted) → create parent directories → write → record the new state (the file now counts as
+//! read) → summarise (size when created, what was kept and a short unified diff when overwritten).
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -11,6 +14,7 @@ use serde::Deserialize;
 use super::{MAX_READ_BYTES, blocking, io_reason, read_limited};
 use crate::context::ToolContext;
 use crate::files::Staleness;
+use crate::files::text::{Decoded, LineEnding, TextEncoding, decode, encode, line_ending, to_crlf};
 use crate::tool::{Effect, Tool, ToolError, ToolOutput};
 
 /// Characters of diff shown after an overwrite.
@@ -71,6 +75,12 @@ impl Tool for WriteFile {
                 )));
             }
         };
+        let stored = match &existing {
+            Some(old) => stored_as_before(old, &args.content).map_err(|reason| {
+                ToolError::Failed(format!("write_file: {shown} was left unchanged: {reason}"))
+            })?,
+            None => Stored { bytes: args.content.as_bytes().to_vec(), old_text: None, kept: Vec::new() },
+        };
         if let Some(parent) = path.parent() {
             tokio::fs::create_dir_all(parent).await.map_err(|e| {
                 ToolError::Failed(format!(
@@ -80,26 +90,81 @@ impl Tool for WriteFile {
                 ))
             })?;
         }
-        tokio::fs::write(&path, args.content.as_bytes())
+        tokio::fs::write(&path, &stored.bytes)
             .await
             .map_err(|e| ToolError::Failed(format!("write_file: cannot write {shown}: {}", io_reason(&e))))?;
         let mtime = tokio::fs::metadata(&path).await.ok().and_then(|m| m.modified().ok());
-        ctx.files.record(&path, args.content.as_bytes(), mtime);
+        ctx.files.record(&path, &stored.bytes, mtime);
         let lines = args.content.lines().count();
-        let summary = match existing {
-            None => format!("Created {shown} ({} bytes, {lines} lines).", args.content.len()),
-            Some(old) => {
-                let old = String::from_utf8_lossy(&old);
-                if old == args.content {
-                    format!("Wrote {shown}: content unchanged ({} bytes).", args.content.len())
-                } else {
-                    let diff = unified_diff(&old, &args.content, &shown, MAX_DIFF_CHARS);
-                    format!("Overwrote {shown} ({} bytes, {lines} lines).\n{diff}", args.content.len())
-                }
+        let size = stored.bytes.len();
+        let kept =
+            if stored.kept.is_empty() { String::new() } else { format!("; kept {}", stored.kept.join(", ")) };
+        let summary = match (existing, stored.old_text) {
+            (None, _) => format!("Created {shown} ({size} bytes, {lines} lines)."),
+            (Some(old), _) if old == stored.bytes => {
+                format!("Wrote {shown}: content unchanged ({size} bytes).")
+            }
+            (Some(old), old_text) => {
+                let old_text = old_text.unwrap_or_else(|| String::from_utf8_lossy(&old).into_owned());
+                let new_text = args.content.replace("\r\n", "\n");
+                let diff = unified_diff(&old_text.replace("\r\n", "\n"), &new_text, &shown, MAX_DIFF_CHARS);
+                format!("Overwrote {shown} ({size} bytes, {lines} lines{kept}).\n{diff}")
             }
         };
         Ok(ToolOutput::text(summary))
     }
+}
+
+/// The bytes to write over an existing file, and what was kept of its form.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Stored {
+    /// What goes on disk.
+    pub bytes: Vec<u8>,
+    /// The old content as text, when it was text.
+    pub old_text: Option<String>,
+    /// What of the old form was kept (`UTF-8 with BOM`, `CRLF line endings`), for the summary.
+    pub kept: Vec<&'static str>,
+}
+
+/// `content` stored the way `old` (the bytes on disk) is: in its encoding (BOM included; a BOM
+/// character at the start of `content` is not doubled) and with its line endings (CRLF when the
+/// file mostly uses CRLF, LF when it uses LF; a file with no line break imposes none). A binary
+/// file is replaced by `content` as UTF-8. `Err` when the file's encoding cannot represent
+/// `content`.
+pub(crate) fn stored_as_before(old: &[u8], content: &str) -> Result<Stored, String> {
+    let decoded = match decode(old) {
+        Decoded::Text(decoded) => decoded,
+        Decoded::Binary { .. } => {
+            return Ok(Stored { bytes: content.as_bytes().to_vec(), old_text: None, kept: Vec::new() });
+        }
+    };
+    let mut kept = Vec::new();
+    let text = match line_ending(&decoded.text) {
+        LineEnding::Crlf => {
+            kept.push("CRLF line endings");
+            to_crlf(content)
+        }
+        LineEnding::Lf if decoded.text.contains('\n') => content.replace("\r\n", "\n"),
+        LineEnding::Lf => content.to_string(),
+    };
+    let text = match decoded.encoding {
+        TextEncoding::Utf8 => text,
+        TextEncoding::Utf8Bom
+        | TextEncoding::Utf16LeBom
+        | TextEncoding::Utf16BeBom
+        | TextEncoding::Windows1252 => {
+            kept.insert(0, decoded.encoding.name());
+            text.strip_prefix('\u{FEFF}').map(str::to_string).unwrap_or(text)
+        }
+    };
+    let bytes = encode(&text, decoded.encoding).map_err(|error| {
+        format!(
+            "it is stored as {} and {error}; write only characters that encoding can hold, or convert \
+             the file first (e.g. `iconv -f WINDOWS-1252 -t UTF-8` in shell) and read it again",
+            decoded.encoding.name()
+        )
+    })?;
+    Ok(Stored { bytes, old_text: Some(decoded.text), kept })
 }
 
 /// Refuses to touch a file the session has not seen, or that changed on disk since.

@@ -53,3 +53,55 @@ async fn writing_to_a_directory_is_refused() {
     let err = ws.fails("write_file", json!({"path": "d", "content": "x"})).await;
     assert!(err.contains("is a directory"), "{err}");
 }
+
+#[tokio::test]
+async fn overwriting_keeps_the_bom_and_crlf_line_endings() {
+    let ws = Workspace::new();
+    ws.put("w.cs", b"\xEF\xBB\xBFline1\r\nline2\r\nline3\r\n");
+    ws.ok("read_file", json!({"path": "w.cs"})).await;
+    let out = ws.ok("write_file", json!({"path": "w.cs", "content": "café\n"})).await;
+    assert!(
+        out.starts_with("Overwrote w.cs (10 bytes, 1 lines; kept UTF-8 with BOM, CRLF line endings)."),
+        "{out}"
+    );
+    assert_eq!(ws.bytes("w.cs"), b"\xEF\xBB\xBFcaf\xC3\xA9\r\n");
+    // A BOM character the model copied into the content is not doubled; the file counts as read.
+    ws.ok("write_file", json!({"path": "w.cs", "content": "\u{FEFF}a\r\nb\n"})).await;
+    assert_eq!(ws.bytes("w.cs"), b"\xEF\xBB\xBFa\r\nb\r\n");
+}
+
+#[tokio::test]
+async fn overwriting_an_lf_file_with_crlf_content_keeps_lf() {
+    let ws = Workspace::new();
+    ws.put("u.txt", b"one\ntwo\n");
+    ws.ok("read_file", json!({"path": "u.txt"})).await;
+    ws.ok("write_file", json!({"path": "u.txt", "content": "three\r\nfour\r\n"})).await;
+    assert_eq!(ws.bytes("u.txt"), b"three\nfour\n");
+}
+
+#[tokio::test]
+async fn utf16_and_latin1_files_keep_their_encoding_or_the_write_is_refused() {
+    let ws = Workspace::new();
+    let utf16 = |text: &str| {
+        let mut bytes = vec![0xFF, 0xFE];
+        text.encode_utf16().for_each(|unit| bytes.extend_from_slice(&unit.to_le_bytes()));
+        bytes
+    };
+    ws.put("w16.txt", utf16("old\n"));
+    ws.ok("read_file", json!({"path": "w16.txt"})).await;
+    let out = ws.ok("write_file", json!({"path": "w16.txt", "content": "héllo → ✓\n"})).await;
+    assert!(out.contains("kept UTF-16LE with BOM"), "{out}");
+    assert_eq!(ws.bytes("w16.txt"), utf16("héllo → ✓\n"));
+
+    ws.put("latin.txt", b"caf\xE9\n");
+    ws.ok("read_file", json!({"path": "latin.txt"})).await;
+    let out = ws.ok("write_file", json!({"path": "latin.txt", "content": "déjà vu\n"})).await;
+    assert!(out.contains("kept Windows-1252 (Latin-1)"), "{out}");
+    assert_eq!(ws.bytes("latin.txt"), b"d\xE9j\xE0 vu\n");
+    let err = ws.fails("write_file", json!({"path": "latin.txt", "content": "arrow → here\n"})).await;
+    assert!(
+        err.contains("left unchanged") && err.contains("Windows-1252 (Latin-1)") && err.contains('→'),
+        "{err}"
+    );
+    assert_eq!(ws.bytes("latin.txt"), b"d\xE9j\xE0 vu\n");
+}

@@ -34,6 +34,17 @@ impl TextEncoding {
             TextEncoding::Windows1252 => "not UTF-8; shown as Windows-1252/Latin-1",
         }
     }
+
+    /// The encoding's name (`UTF-8 with BOM`, `Windows-1252 (Latin-1)`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TextEncoding::Windows1252 => "Windows-1252 (Latin-1)",
+            TextEncoding::Utf8
+            | TextEncoding::Utf8Bom
+            | TextEncoding::Utf16LeBom
+            | TextEncoding::Utf16BeBom => self.label(),
+        }
+    }
 }
 
 /// A file's content as text.
