@@ -6,17 +6,18 @@
 //! limit, or cancel apart (see `lathe --help`).
 
 mod args;
+mod failure;
 mod model;
 mod print;
 mod sessions;
+mod stdin;
 
-use std::io::{IsTerminal, Read};
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
-use clap::Parser;
 use lathe_core::host::{SessionBuilder, SessionChoice, SessionHandle, StartError};
 use lathe_protocol::{AgentEvent, AgentOp, Content, StopCause};
 use tokio::sync::mpsc;
@@ -25,13 +26,21 @@ use crate::args::{Cli, Command, EXIT_API, EXIT_CANCELLED, EXIT_FAILED, EXIT_LIMI
 use crate::print::Printer;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match failure::parse_cli() {
+        Ok(cli) => cli,
+        Err(code) => return ExitCode::from(code),
+    };
     init_tracing();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {
-            eprintln!("lathe: error: cannot start the async runtime: {error}");
-            return ExitCode::from(EXIT_FAILED);
+            let message = format!("cannot start the async runtime: {error}");
+            return ExitCode::from(failure::report(
+                cli.output_format,
+                failure::INTERNAL,
+                &message,
+                EXIT_FAILED,
+            ));
         }
     };
     let code = runtime.block_on(run(cli));
@@ -86,44 +95,42 @@ async fn run(cli: Cli) -> u8 {
         Some(Command::Sessions { json }) => return list_sessions(&cli, *json),
         None => {}
     }
+    let format = cli.output_format;
+    let usage = |message: &str| failure::report(format, failure::USAGE, message, EXIT_USAGE);
     let Some(mut prompt) = cli.prompt.clone() else {
         if !std::io::stdin().is_terminal() {
-            eprintln!(
-                "lathe: error: stdin is not a terminal; run a task headless with `lathe -p \"<prompt>\"` \
-                 (piped input is appended to the prompt)"
+            return usage(
+                "stdin is not a terminal; run a task headless with `lathe -p \"<prompt>\"` (piped input is \
+                 appended to the prompt)",
             );
-            return EXIT_USAGE;
         }
-        eprintln!(
-            "lathe: error: the interactive terminal UI is not available in this build; run a task headless \
-             with `lathe -p \"<prompt>\"` (see --help)"
+        return usage(
+            "the interactive terminal UI is not available in this build; run a task headless with \
+             `lathe -p \"<prompt>\"` (see --help)",
         );
-        return EXIT_USAGE;
     };
-    if !std::io::stdin().is_terminal() {
-        let mut piped = String::new();
-        if std::io::stdin().read_to_string(&mut piped).is_ok() && !piped.trim().is_empty() {
+    match stdin::read_piped(stdin::STDIN_WAIT) {
+        stdin::Piped::Text(piped) if !piped.trim().is_empty() => {
             prompt.push_str("\n\n");
             prompt.push_str(&piped);
         }
+        stdin::Piped::NotRead { reason } => eprintln!("lathe: note: {reason}"),
+        stdin::Piped::Text(_) | stdin::Piped::Terminal => {}
     }
     if prompt.trim().is_empty() {
-        eprintln!("lathe: error: the prompt is empty");
-        return EXIT_USAGE;
+        return usage("the prompt is empty");
     }
     let flags = cli.flags();
     if flags.session == SessionChoice::Resume(String::new()) {
-        eprintln!("lathe: error: --resume needs a session id in print mode; `lathe sessions` lists them");
-        return EXIT_USAGE;
+        return usage("--resume needs a session id in print mode; `lathe sessions` lists them");
     }
 
     tracing::debug!("arguments parsed");
     let session = match SessionBuilder::new(flags).start().await {
         Ok(session) => session,
         Err(error) => {
-            eprintln!("lathe: error: {error}");
             return match error {
-                StartError::Usage(_) | StartError::Config(_) => EXIT_USAGE,
+                StartError::Usage(_) | StartError::Config(_) => usage(&error.to_string()),
             };
         }
     };
@@ -153,8 +160,8 @@ async fn print_mode(format: args::OutputFormat, session: SessionHandle, prompt: 
     }
     let _ = task.await;
     let Some((cause, stats, final_text)) = finished else {
-        eprintln!("lathe: error: the session ended without finishing the run");
-        return EXIT_FAILED;
+        let message = "the session ended without finishing the run";
+        return failure::report(format, failure::INTERNAL, message, EXIT_FAILED);
     };
     printer.finish(&cause, &stats, &final_text);
     match (exit_code(&cause), signalled.load(Ordering::SeqCst)) {

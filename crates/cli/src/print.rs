@@ -11,7 +11,9 @@
 //! (token counts of the last response, `null` when the provider did not report one) ·
 //! `{"type":"warning","message"}` · and last
 //! `{"type":"result","subtype":"success"|"error_…","is_error","result","session_id","turns","tool_calls",
-//! "usage":{…},"cost_usd","duration_ms","error"?}`.
+//! "usage":{…},"cost_usd","duration_ms","error"?}` — also when the run fails before it starts
+//! (see `failure.rs`; `session_id` is then `null`). A `retry` line's `discards_partial` says that
+//! the attempt that broke had already streamed content; nothing of that attempt appears in any line.
 
 use std::io::Write;
 
@@ -86,6 +88,7 @@ impl Printer {
             AgentEvent::Retry(info) => line(&json!({
                 "type": "retry", "attempt": info.attempt, "max_retries": info.max_retries,
                 "delay_ms": info.delay_ms, "reason": info.error.kind(), "message": info.describe(),
+                "discards_partial": info.discards_partial,
             })),
             AgentEvent::Usage { last, stats } => line(&json!({
                 "type": "usage", "input_tokens": last.input_tokens, "output_tokens": last.output_tokens,
@@ -126,12 +129,17 @@ impl Printer {
     }
 
     fn result(&self, cause: &StopCause, stats: &RunStats, final_text: &str) -> Value {
+        let subtype = match cause {
+            StopCause::Error { kind, .. } => crate::failure::subtype(kind),
+            other => other.subtype(),
+        };
+        let session_id = if self.session_id.is_empty() { Value::Null } else { json!(self.session_id) };
         let mut result = json!({
             "type": "result",
-            "subtype": cause.subtype(),
+            "subtype": subtype,
             "is_error": !cause.is_success(),
             "result": final_text,
-            "session_id": self.session_id,
+            "session_id": session_id,
             "turns": stats.turns,
             "tool_calls": stats.tool_calls,
             "usage": {
