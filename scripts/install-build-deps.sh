@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building Lathe with the embedded local model needs and a fresh Debian machine lacks:
-# cmake and libclang (llama.cpp is built by cmake; its Rust bindings are generated with libclang).
-# A no-op when they are already there.
+# cmake and libclang (llama.cpp is built by cmake; its Rust bindings are generated with libclang),
+# and the commands the tests drive: git, and `script` (util-linux, Debian package bsdutils), which
+# gives lathe a real terminal. A no-op when they are already there.
 set -euo pipefail
 
 missing=()
@@ -12,6 +13,8 @@ for package in cmake libclang-dev; do
     command -v cmake >/dev/null 2>&1 || missing+=(cmake)
   fi
 done
+command -v git >/dev/null 2>&1 || missing+=(git)
+command -v script >/dev/null 2>&1 || missing+=(bsdutils)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 sudo=""
