@@ -385,7 +385,7 @@ impl Agent {
                     approver: self.approver.as_deref(),
                     events,
                     prompt_lock: Mutex::new(()),
-                    response_cut: stop == StopReason::MaxTokens,
+                    cut_short: matches!(stop, StopReason::MaxTokens | StopReason::Refusal).then_some(stop),
                 };
                 executor.run_all(&calls).await
             };

@@ -1,6 +1,6 @@
 //! Executing one response's tool calls (ARCHITECTURE.md §3, the tool leg of a turn).
 //!
-//! Flow for each call: response cut by the output limit? → incomplete JSON? → unknown tool? →
+//! Flow for each call: response cut short (output limit, refusal)? → incomplete JSON? → unknown tool? →
 //! permission decision (policy mode, then the front end or the headless rule) → run with the
 //! run's cancellation token → [`ToolResult`] with a [`Receipt`]. Argument validation happens
 //! inside [`DynTool::call`] before anything runs.
@@ -14,7 +14,9 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use futures::future::join_all;
 use lathe_policy::{ActionKind, Decision, Effect, PermissionMode};
-use lathe_protocol::{AgentEvent, Content, PermissionAnswer, Receipt, ToolCall, ToolResult, ToolStatus};
+use lathe_protocol::{
+    AgentEvent, Content, PermissionAnswer, Receipt, StopReason, ToolCall, ToolResult, ToolStatus,
+};
 use lathe_tools::{DynTool, ToolContext, ToolError, ToolRegistry};
 use tokio::sync::{Mutex, mpsc};
 
@@ -45,8 +47,10 @@ pub(crate) struct Executor<'a> {
     pub events: &'a mpsc::UnboundedSender<AgentEvent>,
     /// Serialises permission prompts so concurrent calls never ask at once.
     pub prompt_lock: Mutex<()>,
-    /// The response was cut by the output-token limit: none of its calls runs, whatever its JSON.
-    pub response_cut: bool,
+    /// Set when the response did not end on its own — cut by the output-token limit (`MaxTokens`)
+    /// or stopped by the provider (`Refusal`: a refusal or content filter): none of its calls
+    /// runs, whatever its JSON, and each is answered with why.
+    pub cut_short: Option<StopReason>,
 }
 
 impl Executor<'_> {
@@ -67,7 +71,7 @@ impl Executor<'_> {
         match self.tools.get(&call.name) {
             // Nothing runs for these, so they never need to wait for a mutating call.
             None => Effect::ReadOnly,
-            Some(_) if call.incomplete.is_some() || self.response_cut => Effect::ReadOnly,
+            Some(_) if call.incomplete.is_some() || self.cut_short.is_some() => Effect::ReadOnly,
             Some(tool) => tool.effect(&call.arguments),
         }
     }
@@ -135,13 +139,31 @@ impl Executor<'_> {
         call: &ToolCall,
         receipt: &mut Receipt,
     ) -> Result<Arc<dyn DynTool>, (String, ToolStatus)> {
-        if self.response_cut {
-            receipt.decision = "not run: the response was cut by the output token limit".into();
+        if let Some(stop) = self.cut_short {
+            let (decision, why, retry) = match stop {
+                StopReason::Refusal => (
+                    "not run: the provider stopped the response",
+                    "was stopped by the provider (a refusal or content filter) before it ended",
+                    "Send the call again in a response of its own if it is still needed.",
+                ),
+                StopReason::MaxTokens
+                | StopReason::EndTurn
+                | StopReason::ToolUse
+                | StopReason::StopSequence
+                | StopReason::PauseTurn
+                | StopReason::Error
+                | StopReason::Cancelled => (
+                    "not run: the response was cut by the output token limit",
+                    "was cut off by the output token limit before it ended",
+                    "Send it again in a shorter response: fewer calls at once, or smaller arguments (write a \
+                     large file in parts).",
+                ),
+            };
+            receipt.decision = decision.into();
             return Err((
                 format!(
-                    "error: your response was cut off by the output token limit before it ended, so this {} \
-                     call was not run (a call from an unfinished response may be incomplete). Send it again in a \
-                     shorter response: fewer calls at once, or smaller arguments (write a large file in parts).",
+                    "error: your response {why}, so this {} call was not run (a call from an unfinished \
+                     response may be incomplete). {retry}",
                     call.name
                 ),
                 ToolStatus::Failed,
