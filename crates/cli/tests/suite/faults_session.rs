@@ -161,21 +161,21 @@ async fn every_failure_in_json_output_ends_with_a_result_object() {
             assert!(result["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{all:?}");
         }
     }
-    // A config file that does not parse, and a session file that cannot be written.
+    // A config file that does not parse, and no session to continue.
     let bad_config = Env::new("max_turns = \"lots\"\n");
     let out = output(bad_config.lathe(&["-p", "hi", "--output-format", "json"])).await;
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert_eq!(json_lines(&out).pop().expect("result")["subtype"], "error_usage");
-    let no_sessions = Env::new("");
-    std::fs::write(no_sessions.home.join("sessions"), "not a directory").expect("file");
-    let server = serve(json!({"turns": [{"text": "never"}]})).await;
-    let out =
-        output(no_sessions.run_against(&server, "anthropic", "hi", &["--output-format", "stream-json"]))
-            .await;
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    let result = json_lines(&out).pop().expect("result");
-    assert_eq!(
-        (result["subtype"].as_str(), result["error"]["kind"].as_str()),
-        (Some("error_session"), Some("session"))
-    );
+    let fresh = Env::new("");
+    for args in [["-p", "hi", "--continue"], ["-p", "hi", "--resume"]] {
+        let mut all = args.to_vec();
+        all.extend(["--provider", "anthropic", "--output-format", "stream-json"]);
+        let out = output(fresh.lathe(&all)).await;
+        assert_eq!(out.status.code(), Some(2), "{all:?}: {}", stderr(&out));
+        let result = json_lines(&out).pop().expect("result");
+        assert_eq!(
+            (result["subtype"].as_str(), result["is_error"].as_bool()),
+            (Some("error_usage"), Some(true))
+        );
+    }
 }
