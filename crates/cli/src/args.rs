@@ -63,6 +63,10 @@ pub struct Cli {
     #[arg(long, alias = "dangerously-skip-permissions")]
     pub yolo: bool,
 
+    /// OS sandbox of shell commands: workspace-write (default; off with --yolo), read-only, off.
+    #[arg(long, value_name = "MODE")]
+    pub sandbox: Option<String>,
+
     /// Model requests allowed for this prompt (default 50).
     #[arg(long)]
     pub max_turns: Option<u32>,
@@ -156,6 +160,7 @@ impl Cli {
             max_turns: self.max_turns,
             max_cost_usd: self.max_cost,
             model_path: self.model_path.clone(),
+            sandbox: self.sandbox.clone(),
             session,
         }
     }

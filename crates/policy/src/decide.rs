@@ -17,6 +17,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::path::{Guard, PathCheck};
 use crate::rules::{Rule, RuleKind, RuleSet, ToolName};
@@ -24,6 +25,9 @@ use crate::sandbox::{self, SandboxMode};
 use crate::settings::{Loaded, Poison, too_broad};
 use crate::shell::{self, Class, Places, SimpleCommand};
 use crate::{Access, PermissionMode};
+
+/// The `by` of a decision that asks because the sandbox is unavailable.
+const SANDBOX_FALLBACK: &str = "sandbox fallback";
 
 /// Allow, ask or deny.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,6 +132,7 @@ pub struct Policy {
     poison: Vec<Poison>,
     plan_file: Option<PathBuf>,
     sandbox: SandboxMode,
+    sandbox_notice_given: AtomicBool,
 }
 
 /// What a [`Policy`] is built from.
@@ -166,6 +171,7 @@ impl Policy {
             poison: config.settings.poison,
             plan_file: config.plan_file.map(|path| crate::path::real_path(&path)),
             sandbox: config.sandbox,
+            sandbox_notice_given: AtomicBool::new(false),
         }
     }
 
@@ -194,6 +200,18 @@ impl Policy {
     /// The sandbox setting.
     pub fn sandbox(&self) -> SandboxMode {
         self.sandbox
+    }
+
+    /// The first time a decision fell back to asking because the sandbox is unavailable: a line
+    /// saying so (shown once per session); afterwards `None`.
+    pub fn sandbox_notice(&self, decision: &Decision) -> Option<String> {
+        if decision.by != SANDBOX_FALLBACK || self.sandbox_notice_given.swap(true, Ordering::Relaxed) {
+            return None;
+        }
+        Some(format!(
+            "{}; install bubblewrap (apt-get install bubblewrap) or set `[sandbox] mode = \"off\"`",
+            decision.reason
+        ))
     }
 
     /// Adds allow rules approved with "always" for the rest of the session.
@@ -606,7 +624,7 @@ impl Ctx<'_> {
         match sandbox::backend() {
             Ok(_) => decision,
             Err(why) => self.ask(Decision::ask(
-                "sandbox fallback",
+                SANDBOX_FALLBACK,
                 format!(
                     "no OS sandbox is available ({why}), so commands that are not read-only need approval"
                 ),

@@ -21,7 +21,7 @@ use serde::Deserialize;
 
 use super::{Hidden, blocking, io_reason, walker};
 use crate::context::ToolContext;
-use crate::tool::{Effect, Tool, ToolError, ToolOutput};
+use crate::tool::{Access, Effect, Tool, ToolError, ToolOutput};
 
 /// Results (lines, files or counts) shown at most.
 pub const MAX_RESULTS: usize = 100;
@@ -78,6 +78,10 @@ impl Tool for Grep {
 
     fn effect(&self) -> Effect {
         Effect::ReadOnly
+    }
+
+    fn access(&self, args: &GrepArgs, ctx: &ToolContext) -> Access {
+        Access::Read(vec![args.path.as_deref().map_or_else(|| ctx.workspace.clone(), |p| ctx.resolve(p))])
     }
 
     async fn run(&self, args: GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use super::{Hidden, blocking, io_reason, walker};
 use crate::context::ToolContext;
-use crate::tool::{Effect, Tool, ToolError, ToolOutput};
+use crate::tool::{Access, Effect, Tool, ToolError, ToolOutput};
 
 /// Default depth of the tree.
 pub const DEFAULT_DEPTH: usize = 2;
@@ -42,6 +42,10 @@ impl Tool for ListDir {
 
     fn effect(&self) -> Effect {
         Effect::ReadOnly
+    }
+
+    fn access(&self, args: &ListDirArgs, ctx: &ToolContext) -> Access {
+        Access::Read(vec![ctx.resolve(&args.path)])
     }
 
     async fn run(&self, args: ListDirArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

@@ -11,6 +11,7 @@ pub mod grep;
 pub mod list_dir;
 pub mod read;
 pub mod shell;
+pub mod shell_env;
 pub mod todo;
 pub mod write;
 
