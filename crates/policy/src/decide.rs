@@ -579,10 +579,16 @@ impl Ctx<'_> {
             ));
         }
         let sandboxed = |decision: Decision| self.sandbox_fallback(decision);
+        if needs.is_empty() && allowed_by.is_empty() {
+            return Decision::allow("read-only command");
+        }
+        if self.mode == PermissionMode::Plan {
+            return Decision::deny(
+                "mode plan",
+                "plan mode runs only read-only commands (and writes the plan file): present a plan instead",
+            );
+        }
         if needs.is_empty() {
-            if allowed_by.is_empty() {
-                return Decision::allow("read-only command");
-            }
             if let Some(poison) = self.poisoned(false) {
                 return self.ask(Decision::ask(
                     "settings problem",
@@ -638,6 +644,12 @@ impl Ctx<'_> {
 /// global options (`git -C x push` → `git push`).
 fn deny_texts(cmd: &SimpleCommand) -> Vec<String> {
     let mut texts = vec![cmd.rule_text()];
+    // With the wrappers that were removed in front (`sudo ls` for `Bash(sudo *)`).
+    let mut wrapped = texts[0].clone();
+    for wrapper in cmd.wrappers.iter().rev() {
+        wrapped = format!("{wrapper} {wrapped}");
+        texts.push(wrapped.clone());
+    }
     if cmd.program() == Some("git") {
         let args: Vec<&str> = cmd.args().iter().map(|w| w.text.as_str()).collect();
         let mut i = 0;

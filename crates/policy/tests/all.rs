@@ -1,0 +1,3 @@
+//! Integration tests of lathe-policy: decisions over real files in temp dirs.
+
+mod suite;
