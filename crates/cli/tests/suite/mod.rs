@@ -1,4 +1,5 @@
 mod headless;
 mod kill;
+mod permissions;
 mod replay;
 mod sessions;
