@@ -41,7 +41,11 @@ fn main() {
             "deny": ["Bash(git push *)", "Bash(rm -rf /*)"], "ask": ["Bash(git commit *)"]}}"#,
     )
     .unwrap();
-    std::fs::write(ws.join(".lathe/settings.json"), r#"{"permissions": {"allow": ["Bash(pytest *)", "Bash(go test *)"]}}"#).unwrap();
+    std::fs::write(
+        ws.join(".lathe/settings.json"),
+        r#"{"permissions": {"allow": ["Bash(pytest *)", "Bash(go test *)"]}}"#,
+    )
+    .unwrap();
     let files = settings_files(Some(&home), &home.join(".lathe"), &ws);
     let policy = Policy::new(PolicyConfig {
         mode: PermissionMode::Default,

@@ -329,11 +329,7 @@ impl Ctx<'_> {
             ));
         }
         if let Some(poison) = self.poisoned(true) {
-            return self.ask(Decision::ask(
-                "settings problem",
-                format!("{}", poison.why),
-                "fix the settings file",
-            ));
+            return self.ask(Decision::ask("settings problem", poison.why.clone(), "fix the settings file"));
         }
         let allow = self.rule(RuleKind::Allow, |rule| rule.matches_path(self.tool, false, &all));
         for path in paths {
@@ -543,10 +539,10 @@ impl Ctx<'_> {
                     Some(rule) => allowed_by.push(rule.to_string()),
                     None => {
                         all_by_rule = false;
-                        if let Some(rule) = prefix_rule(cmd) {
-                            if !suggestions.contains(&rule) {
-                                suggestions.push(rule);
-                            }
+                        if let Some(rule) = prefix_rule(cmd)
+                            && !suggestions.contains(&rule)
+                        {
+                            suggestions.push(rule);
                         }
                         needs.push(format!("`{text}`"));
                     }

@@ -486,10 +486,10 @@ fn read_only(program: &str, cmd: &SimpleCommand) -> bool {
         }
         "sort" => !args.iter().any(|a| a.starts_with("-o") || a.starts_with("--output")),
         "uniq" | "xxd" => ops.len() <= 1,
-        "tree" => !args.iter().any(|a| *a == "-o"),
+        "tree" => !args.contains(&"-o"),
         "date" => !args.iter().any(|a| a.starts_with("-s") || a.starts_with("--set")),
         "hostname" => ops.is_empty(),
-        "file" => !args.iter().any(|a| *a == "-C"),
+        "file" => !args.contains(&"-C"),
         "base64" => true,
         // After unwrapping, `env` runs no command (it prints the environment) and `command` is `-v`.
         "env" | "command" => true,
