@@ -17,6 +17,7 @@
 
 mod classify;
 mod parse;
+mod read_only;
 mod unwrap;
 mod words;
 
