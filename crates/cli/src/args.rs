@@ -29,7 +29,9 @@ Exit status:
   130  cancelled (Ctrl+C)
 
 Configuration: ~/.lathe/config.toml, then <project>/.lathe/config.toml, then LATHE_PROVIDER /
-LATHE_MODEL / LATHE_PERMISSION_MODE, then flags. LATHE_HOME moves ~/.lathe.";
+LATHE_MODEL / LATHE_PERMISSION_MODE, then flags. LATHE_HOME moves ~/.lathe.
+Permission rules: permissions.{allow,ask,deny} in ~/.claude/settings.json, .claude/settings.json,
+.claude/settings.local.json, ~/.lathe/settings.json, .lathe/settings.json, .lathe/settings.local.json.";
 
 /// Lathe, a terminal coding agent.
 #[derive(Debug, Parser)]
