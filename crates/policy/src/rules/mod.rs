@@ -251,20 +251,20 @@ impl Rule {
         }
     }
 
-    /// Whether the rule matches reading (`write == false`) or writing `paths` with `tool`: path
-    /// rules of `Read` cover every reading tool, of `Edit`/`Write` every writing tool.
+    /// Whether the rule matches reading (`write == false`) or writing `paths` with `tool`: rules of
+    /// `Read` cover every reading tool, of `Edit`/`Write` every writing tool (with or without a path).
     pub fn matches_path(&self, tool: &str, write: bool, paths: &[&Path]) -> bool {
+        let covers = match &self.tool {
+            ToolName::Read => !write,
+            ToolName::Edit | ToolName::Write => write,
+            ToolName::Shell => false,
+            ToolName::Other(name) => name == tool,
+        };
         match &self.specifier {
             Specifier::Paths(globs) => {
-                let covers = match &self.tool {
-                    ToolName::Read => !write,
-                    ToolName::Edit | ToolName::Write => write,
-                    ToolName::Shell => false,
-                    ToolName::Other(name) => name == tool,
-                };
                 covers && paths.iter().any(|path| globs.iter().any(|glob| glob.is_match(path)))
             }
-            Specifier::All => self.tool.is(tool),
+            Specifier::All => covers,
             Specifier::Command(_) | Specifier::Domain(_) | Specifier::Mcp { .. } => false,
         }
     }

@@ -59,6 +59,9 @@ fn path_patterns_are_gitignore_style() {
     assert!(rule("Read(/src/**)").matches_path("grep", false, &[Path::new("/proj/src")]));
     assert!(rule("Edit(/src/**)").matches_path("write_file", true, &[Path::new("/proj/src/x")]));
     assert!(!rule("Edit(/src/**)").matches_path("read_file", false, &[Path::new("/proj/src/x")]));
+    assert!(rule("Edit").matches_path("write_file", true, &[Path::new("/anywhere")]));
+    assert!(rule("Read").matches_path("list_dir", false, &[Path::new("/anywhere")]));
+    assert!(!rule("Read").matches_path("write_file", true, &[Path::new("/anywhere")]));
 }
 
 #[test]

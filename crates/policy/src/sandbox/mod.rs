@@ -172,7 +172,9 @@ impl Sandbox {
     pub fn failure_note(&self) -> String {
         let git_read_only = matches!(backend(), Ok(Backend::Bubblewrap(_)));
         let writes = match self.mode {
-            SandboxMode::WorkspaceWrite if git_read_only => "writes only to the workspace and temp dirs, .git read-only",
+            SandboxMode::WorkspaceWrite if git_read_only => {
+                "writes only to the workspace and temp dirs, .git read-only"
+            }
             SandboxMode::WorkspaceWrite => "writes only to the workspace and temp dirs",
             SandboxMode::ReadOnly => "no writes",
             SandboxMode::Off => "unconfined",

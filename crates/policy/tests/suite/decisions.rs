@@ -53,7 +53,7 @@ fn write_rules(f: &Fixture) {
         r#"{"permissions": {
             "allow": ["Bash(git diff *)", "Bash(npm run test:*)", "Bash(make*)", "Edit(src/**)",
                       "WebFetch(domain:docs.rs)", "mcp__github"],
-            "deny": ["Bash(rm *)", "Read(./secrets/**)", "Edit(docs/**)", "mcp__danger"],
+            "deny": ["Bash(rm *)", "Read(./secrets/**)", "Edit(docs/**)", "Write(/notes/**)", "mcp__danger"],
             "ask": ["Bash(git commit *)"]}}"#,
     );
     write(
@@ -330,6 +330,7 @@ bypass ¦ none ¦ write ¦ .lathe/settings.json ¦ deny
 bypass ¦ none ¦ write ¦ .claude/settings.local.json ¦ deny
 bypass ¦ none ¦ write ¦ $HOME/.claude/settings.json ¦ deny
 default ¦ R ¦ write ¦ src/lib.rs ¦ allow
+bypass ¦ R ¦ write ¦ notes/x.md ¦ deny
 default ¦ R ¦ edit ¦ src/lib.rs ¦ allow
 default ¦ R ¦ write ¦ docs/x.md ¦ deny
 bypass ¦ R ¦ write ¦ docs/x.md ¦ deny
