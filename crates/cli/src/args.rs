@@ -29,7 +29,9 @@ Exit status:
   130  cancelled (Ctrl+C)
 
 Configuration: ~/.lathe/config.toml, then <project>/.lathe/config.toml, then LATHE_PROVIDER /
-LATHE_MODEL / LATHE_PERMISSION_MODE, then flags. LATHE_HOME moves ~/.lathe.";
+LATHE_MODEL / LATHE_PERMISSION_MODE, then flags. LATHE_HOME moves ~/.lathe.
+Permission rules: permissions.{allow,ask,deny} in ~/.claude/settings.json, .claude/settings.json,
+.claude/settings.local.json, ~/.lathe/settings.json, .lathe/settings.json, .lathe/settings.local.json.";
 
 /// Lathe, a terminal coding agent.
 #[derive(Debug, Parser)]
@@ -62,6 +64,10 @@ pub struct Cli {
     /// Run every tool call without asking (same as --permission-mode bypass).
     #[arg(long, alias = "dangerously-skip-permissions")]
     pub yolo: bool,
+
+    /// OS sandbox of shell commands: workspace-write (default; off with --yolo), read-only, off.
+    #[arg(long, value_name = "MODE")]
+    pub sandbox: Option<String>,
 
     /// Model requests allowed for this prompt (default 50).
     #[arg(long)]
@@ -156,6 +162,7 @@ impl Cli {
             max_turns: self.max_turns,
             max_cost_usd: self.max_cost,
             model_path: self.model_path.clone(),
+            sandbox: self.sandbox.clone(),
             session,
         }
     }

@@ -141,7 +141,7 @@ async fn run(cli: Cli) -> u8 {
 /// Print mode: one prompt, every event printed as it comes, the result at the end.
 async fn print_mode(format: args::OutputFormat, session: SessionHandle, prompt: String) -> u8 {
     let SessionHandle { ops, mut events, info, task } = session;
-    let printer = Printer::new(format, info.id.clone());
+    let mut printer = Printer::new(format, info.id.clone());
     let signalled = watch_signals(ops.clone());
     let _ = ops.send(AgentOp::UserInput { content: vec![Content::text(prompt)] });
     let mut finished = None;

@@ -11,9 +11,11 @@
 //! (token counts of the last response, `null` when the provider did not report one) ·
 //! `{"type":"warning","message"}` · and last
 //! `{"type":"result","subtype":"success"|"error_…","is_error","result","session_id","turns","tool_calls",
-//! "usage":{…},"cost_usd","duration_ms","error"?}` — also when the run fails before it starts
-//! (see `failure.rs`; `session_id` is then `null`). A `retry` line's `discards_partial` says that
-//! the attempt that broke had already streamed content; nothing of that attempt appears in any line.
+//! "usage":{…},"cost_usd","duration_ms","permission_denials":[{"tool_name","tool_use_id","tool_input"}],
+//! "error"?}` (`permission_denials` lists the calls the permission policy refused, as Claude Code does) —
+//! also when the run fails before it starts (see `failure.rs`; `session_id` is then `null`). A `retry`
+//! line's `discards_partial` says that the attempt that broke had already streamed content; nothing of
+//! that attempt appears in any line.
 
 use std::io::Write;
 
@@ -26,12 +28,16 @@ use crate::args::OutputFormat;
 pub struct Printer {
     format: OutputFormat,
     session_id: String,
+    /// The arguments of each tool call seen, by id, until its result arrives.
+    calls: std::collections::HashMap<String, (String, Value)>,
+    /// Calls the permission policy refused: `{tool_name, tool_use_id, tool_input}`.
+    denials: Vec<Value>,
 }
 
 impl Printer {
     /// A printer for `format`.
     pub fn new(format: OutputFormat, session_id: String) -> Printer {
-        Printer { format, session_id }
+        Printer { format, session_id, calls: Default::default(), denials: Vec::new() }
     }
 
     /// The `init` line (stream-json only).
@@ -52,12 +58,46 @@ impl Printer {
         }
     }
 
-    /// Prints one event as it happens.
-    pub fn event(&self, event: &AgentEvent) {
+    /// Prints one event as it happens (and remembers denied calls for the result).
+    pub fn event(&mut self, event: &AgentEvent) {
+        self.track_denials(event);
         match self.format {
             OutputFormat::StreamJson => self.stream_json(event),
             OutputFormat::Text => text_progress(event),
             OutputFormat::Json => {}
+        }
+    }
+
+    fn track_denials(&mut self, event: &AgentEvent) {
+        match event {
+            AgentEvent::AssistantMessage { message } => {
+                for call in message.tool_calls() {
+                    self.calls.insert(call.id.clone(), (call.name.clone(), call.arguments.clone()));
+                }
+            }
+            AgentEvent::ToolResult { result, .. } => {
+                let call = self.calls.remove(&result.call_id);
+                if result.status == ToolStatus::Denied {
+                    let (name, input) = call.unwrap_or_default();
+                    self.denials
+                        .push(json!({"tool_name": name, "tool_use_id": result.call_id, "tool_input": input}));
+                }
+            }
+            AgentEvent::SessionStarted { .. }
+            | AgentEvent::TurnStarted { .. }
+            | AgentEvent::TextDelta { .. }
+            | AgentEvent::ThinkingDelta { .. }
+            | AgentEvent::ToolCallStarted { .. }
+            | AgentEvent::PermissionRequest { .. }
+            | AgentEvent::Todos { .. }
+            | AgentEvent::Retry(_)
+            | AgentEvent::Usage { .. }
+            | AgentEvent::ModeChanged { .. }
+            | AgentEvent::ModelChanged { .. }
+            | AgentEvent::UserTurns { .. }
+            | AgentEvent::Rewound { .. }
+            | AgentEvent::Warning { .. }
+            | AgentEvent::Finished { .. } => {}
         }
     }
 
@@ -148,6 +188,7 @@ impl Printer {
             },
             "cost_usd": stats.cost_usd,
             "duration_ms": stats.duration_ms,
+            "permission_denials": self.denials,
         });
         if !cause.is_success()
             && let Value::Object(map) = &mut result

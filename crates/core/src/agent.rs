@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use futures::StreamExt;
-use lathe_policy::PermissionMode;
+use lathe_policy::{PermissionMode, Policy};
 use lathe_protocol::{
     Accumulator, AgentEvent, AssistantMessage, Content, LedgerItem, Meta, ModelEvent, ModelRequest,
     ProviderError, RunStats, StopCause, StopReason, SystemBlock, ThinkingFormat, Usage, UserMessage,
@@ -77,6 +77,7 @@ pub struct Agent {
     session: Option<SessionWriter>,
     settings: AgentSettings,
     approver: Option<Arc<dyn Approver>>,
+    policy: Arc<Policy>,
     stats: RunStats,
     /// Every tool-call id in the ledger, so a repeated or empty id from the model can be replaced
     /// before it breaks pairing (providers reject duplicate ids).
@@ -111,8 +112,10 @@ impl Agent {
             })
             .flatten()
             .collect();
+        let policy = Arc::new(Policy::with_mode(settings.permission_mode, &ctx.workspace));
         Agent {
             call_ids,
+            policy,
             provider,
             tools,
             ctx,
@@ -151,13 +154,14 @@ impl Agent {
         &self.settings.model
     }
 
-    /// Switches the permission mode, recording the change in the ledger; `false` when it was
-    /// already in force.
+    /// Switches the permission mode (leaving plan mode is this explicit step), recording the change
+    /// in the ledger; `false` when it was already in force.
     pub fn set_permission_mode(&mut self, mode: PermissionMode) -> bool {
         if mode == self.settings.permission_mode {
             return false;
         }
         self.settings.permission_mode = mode;
+        self.policy.set_mode(mode);
         self.append(LedgerItem::Meta(Meta::ModeChange { mode: mode.to_string() }));
         true
     }
@@ -207,6 +211,19 @@ impl Agent {
     pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Agent {
         self.approver = Some(approver);
         self
+    }
+
+    /// Sets the permission policy (rules from the settings files, path guard, sandbox); without
+    /// one, the agent decides by its mode alone.
+    pub fn with_policy(mut self, policy: Arc<Policy>) -> Agent {
+        self.settings.permission_mode = policy.mode();
+        self.policy = policy;
+        self
+    }
+
+    /// The permission policy.
+    pub fn policy(&self) -> &Arc<Policy> {
+        &self.policy
     }
 
     /// The ledger so far.
@@ -381,7 +398,7 @@ impl Agent {
                 let executor = Executor {
                     tools: &self.tools,
                     ctx: &ctx,
-                    mode: self.settings.permission_mode,
+                    policy: &self.policy,
                     approver: self.approver.as_deref(),
                     events,
                     prompt_lock: Mutex::new(()),

@@ -15,12 +15,22 @@
 //!
 //! [retry]
 //! max_retries = 4
+//!
+//! [sandbox]                        # the OS sandbox of shell commands (Linux)
+//! mode = "workspace-write"         # workspace-write (default; off under bypass) | read-only | off
+//! network = "off"                  # off (default) | on
+//!
+//! [shell_env]
+//! keep = ["GITHUB_TOKEN"]          # secret-looking variables commands may still see
 //! ```
+//!
+//! Permission rules are not here: they come from the Claude-Code-compatible settings files
+//! (`lathe_policy::settings`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use lathe_policy::PermissionMode;
+use lathe_policy::{NetworkAccess, PermissionMode, SandboxMode};
 use serde::Deserialize;
 
 /// A configuration file could not be used.
@@ -99,6 +109,24 @@ pub struct LocalEntry {
     pub threads: Option<u32>,
 }
 
+/// OS sandbox settings (`[sandbox]`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxEntry {
+    /// `workspace-write`, `read-only` or `off` (default: `workspace-write`, `off` in bypass mode).
+    pub mode: Option<SandboxMode>,
+    /// Whether sandboxed commands reach the network (default `off`).
+    pub network: Option<NetworkAccess>,
+}
+
+/// The shell's environment (`[shell_env]`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShellEnvEntry {
+    /// Variables commands may see although their names look secret.
+    pub keep: Option<Vec<String>>,
+}
+
 /// One configuration layer (a file, the environment, or the flags).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -128,6 +156,12 @@ pub struct ConfigLayer {
     /// Local model settings.
     #[serde(default)]
     pub local: LocalEntry,
+    /// OS sandbox settings.
+    #[serde(default)]
+    pub sandbox: SandboxEntry,
+    /// The shell's environment.
+    #[serde(default)]
+    pub shell_env: ShellEnvEntry,
 }
 
 impl ConfigLayer {
@@ -164,6 +198,9 @@ impl ConfigLayer {
         overlay(&mut self.local.context_tokens, &later.local.context_tokens);
         overlay(&mut self.local.temperature, &later.local.temperature);
         overlay(&mut self.local.threads, &later.local.threads);
+        overlay(&mut self.sandbox.mode, &later.sandbox.mode);
+        overlay(&mut self.sandbox.network, &later.sandbox.network);
+        overlay(&mut self.shell_env.keep, &later.shell_env.keep);
     }
 
     /// The user and project layers for `project`, merged: `<home>/config.toml` then
@@ -177,8 +214,8 @@ impl ConfigLayer {
     }
 
     /// Restricts a layer that comes with the repository (a cloned project is not trusted, and the
-    /// model itself may write it): it may make permissions stricter but not looser, and may not
-    /// redirect a provider (base URL, key variable, headers), which could send the user's API key
+    /// model itself may write it): it may make permissions and the sandbox stricter but not looser,
+    /// may not expose secrets to commands (`shell_env.keep`), and may not redirect a provider (base URL, key variable, headers), which could send the user's API key
     /// elsewhere. What it may not set is dropped with a warning naming `path`.
     pub fn untrusted(mut self, path: &Path) -> (ConfigLayer, Vec<String>) {
         let mut dropped = Vec::new();
@@ -188,6 +225,17 @@ impl ConfigLayer {
         }
         if self.base_url.take().is_some() {
             dropped.push("base_url".to_string());
+        }
+        if let Some(mode @ (SandboxMode::Off | SandboxMode::WorkspaceWrite)) = self.sandbox.mode {
+            dropped.push(format!("sandbox.mode = \"{}\"", mode.as_str()));
+            self.sandbox.mode = None;
+        }
+        if self.sandbox.network == Some(NetworkAccess::On) {
+            dropped.push("sandbox.network = \"on\"".to_string());
+            self.sandbox.network = None;
+        }
+        if self.shell_env.keep.take().is_some() {
+            dropped.push("shell_env.keep".to_string());
         }
         for (name, entry) in &mut self.providers {
             if entry.base_url.take().is_some() {

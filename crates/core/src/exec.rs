@@ -1,9 +1,11 @@
 //! Executing one response's tool calls (ARCHITECTURE.md §3, the tool leg of a turn).
 //!
-//! Flow for each call: response cut short (output limit, refusal)? → incomplete JSON? → unknown tool? →
-//! permission decision (policy mode, then the front end or the headless rule) → run with the
-//! run's cancellation token → [`ToolResult`] with a [`Receipt`]. Argument validation happens
-//! inside [`DynTool::call`] before anything runs.
+//! Flow for each call: response cut short (output limit, refusal)? → incomplete JSON? → unknown tool? → arguments valid? (an invalid call is
+//! reported as invalid, never judged) → what the call touches ([`DynTool::access`]) → one permission
+//! decision ([`Policy::decide`]: rules, path guard, shell analysis, mode, sandbox) → an ask goes to
+//! the front end's [`Approver`], or headless becomes a denial naming what would allow it → run with
+//! the run's cancellation token → [`ToolResult`] with a [`Receipt`] naming the rule or mode that
+//! decided. The executor only enforces; every judgement is the policy's.
 //!
 //! Scheduling: calls are grouped in model order into batches; consecutive read-only calls form one
 //! batch and run concurrently, every other call is a batch of its own. Results are returned in model
@@ -13,7 +15,7 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use futures::future::join_all;
-use lathe_policy::{ActionKind, Decision, Effect, PermissionMode};
+use lathe_policy::{Decision, Effect, Policy, Verdict};
 use lathe_protocol::{
     AgentEvent, Content, PermissionAnswer, Receipt, StopReason, ToolCall, ToolResult, ToolStatus,
 };
@@ -23,11 +25,13 @@ use tokio::sync::{Mutex, mpsc};
 /// Answers permission prompts. The headless front end has none; an interactive one implements it by
 /// emitting [`AgentEvent::PermissionRequest`] and waiting for the user's op.
 pub trait Approver: Send + Sync {
-    /// Asks the user about `call`; `reason` says what the call would do.
+    /// Asks the user about `call`; `reason` says what the call would do, `suggestion` the prefix
+    /// rules an "always" answer would store (`None` when no rule is safe to store).
     fn ask<'a>(
         &'a self,
         call: &'a ToolCall,
         reason: &'a str,
+        suggestion: Option<&'a str>,
     ) -> futures::future::BoxFuture<'a, PermissionAnswer>;
 }
 
@@ -42,7 +46,7 @@ pub(crate) struct Executed {
 pub(crate) struct Executor<'a> {
     pub tools: &'a ToolRegistry,
     pub ctx: &'a ToolContext,
-    pub mode: PermissionMode,
+    pub policy: &'a Policy,
     pub approver: Option<&'a dyn Approver>,
     pub events: &'a mpsc::UnboundedSender<AgentEvent>,
     /// Serialises permission prompts so concurrent calls never ask at once.
@@ -197,48 +201,73 @@ impl Executor<'_> {
             ));
         };
         receipt.summary = tool.summary(&call.arguments);
-        let effect = tool.effect(&call.arguments);
-        let kind = action_kind(&call.name, effect);
-        let mut decision = lathe_policy::decide(self.mode, effect, kind);
-        // accept-edits covers the workspace only; an edit elsewhere (an absolute path, `..`, a
-        // symlink pointing out) needs approval like any other change outside it.
-        if kind == ActionKind::Edit
-            && matches!(decision, Decision::Allow { .. })
-            && self.mode == PermissionMode::AcceptEdits
-            && let Some(path) = call.arguments.get("path").and_then(|path| path.as_str())
-            && !inside_workspace(self.ctx, path)
-        {
-            decision = Decision::Ask { reason: format!("this call edits {path}, outside the workspace") };
-        }
-        let decision = match (decision, self.approver) {
-            (Decision::Ask { reason }, Some(approver)) => {
-                let _guard = self.prompt_lock.lock().await;
-                match approver.ask(call, &reason).await {
-                    PermissionAnswer::AllowOnce | PermissionAnswer::AllowAlways => {
-                        Decision::Allow { reason: "approved by the user".into() }
-                    }
-                    PermissionAnswer::Deny { feedback } => Decision::Deny {
-                        reason: match feedback {
-                            Some(feedback) => format!("the user denied this call and said: {feedback}"),
-                            None => "the user denied this call".into(),
-                        },
-                    },
-                }
+        let access = match tool.access(&call.arguments, self.ctx) {
+            Ok(access) => access,
+            Err(error) => {
+                receipt.decision = "not run: invalid arguments".into();
+                return Err((format!("error: {error}"), ToolStatus::Failed));
             }
-            (decision, _) => lathe_policy::resolve_headless(decision, kind),
         };
-        match decision {
-            Decision::Allow { reason } => {
-                receipt.decision = format!("allow ({reason})");
-                Ok(tool)
+        let decision = self.policy.decide(&call.name, &access);
+        if let Some(message) = self.policy.sandbox_notice(&decision) {
+            let _ = self.events.send(AgentEvent::Warning { message });
+        }
+        let decision = match (decision.verdict, self.approver) {
+            (Verdict::Ask, Some(approver)) => self.ask_user(approver, call, decision).await,
+            (Verdict::Allow | Verdict::Ask | Verdict::Deny, _) => decision.headless(),
+        };
+        receipt.decision = decision.summary();
+        match decision.verdict {
+            Verdict::Allow => Ok(tool),
+            Verdict::Deny => {
+                Err((format!("error: {}. The call was not run.", decision.reason), ToolStatus::Denied))
             }
-            Decision::Deny { reason } => {
-                receipt.decision = format!("deny ({reason})");
-                Err((format!("error: {reason}. The call was not run."), ToolStatus::Denied))
+            Verdict::Ask => {
+                Err((format!("error: permission needed ({}); not run.", decision.reason), ToolStatus::Denied))
             }
-            Decision::Ask { reason } => {
-                receipt.decision = format!("deny (unanswered: {reason})");
-                Err((format!("error: permission needed ({reason}); not run."), ToolStatus::Denied))
+        }
+    }
+
+    /// Puts an ask to the user; "always" stores the decision's prefix rules in
+    /// `.lathe/settings.local.json` and adds them to the session's rules.
+    async fn ask_user(&self, approver: &dyn Approver, call: &ToolCall, decision: Decision) -> Decision {
+        let _guard = self.prompt_lock.lock().await;
+        let suggestion = (!decision.suggestions.is_empty()).then(|| decision.suggestions.join(", "));
+        let answer = approver.ask(call, &decision.reason, suggestion.as_deref()).await;
+        let by = match answer {
+            PermissionAnswer::AllowOnce => "approved by the user once".to_string(),
+            PermissionAnswer::AllowAlways => self.remember(&decision.suggestions),
+            PermissionAnswer::Deny { feedback } => {
+                let reason = match feedback {
+                    Some(feedback) => format!("the user denied this call and said: {feedback}"),
+                    None => "the user denied this call".into(),
+                };
+                return Decision { verdict: Verdict::Deny, by: "the user".into(), reason, ..decision };
+            }
+        };
+        Decision { verdict: Verdict::Allow, by, ..decision }
+    }
+
+    /// Stores `rules` for "always"; says what happened (a warning event when it could not).
+    fn remember(&self, rules: &[String]) -> String {
+        if rules.is_empty() {
+            let _ = self.events.send(AgentEvent::Warning {
+                message: "no rule is safe to remember for this call; it was approved once".into(),
+            });
+            return "approved by the user once (nothing safe to remember)".into();
+        }
+        match lathe_policy::settings::remember(&self.ctx.workspace, rules) {
+            Ok(path) => {
+                for problem in self.policy.add_allow_rules(rules, &path.display().to_string()) {
+                    let _ = self.events.send(AgentEvent::Warning { message: problem });
+                }
+                format!("approved by the user always: {} stored in {}", rules.join(", "), path.display())
+            }
+            Err(error) => {
+                let _ = self
+                    .events
+                    .send(AgentEvent::Warning { message: format!("cannot remember the approval: {error}") });
+                "approved by the user once (not remembered)".into()
             }
         }
     }
@@ -255,20 +284,5 @@ pub(crate) fn interrupted(call: &ToolCall, why: &str) -> Executed {
         ),
         tool: call.name.clone(),
         elapsed_ms: 0,
-    }
-}
-
-/// Whether `path` (resolved against the workspace) lies inside the workspace.
-fn inside_workspace(ctx: &ToolContext, path: &str) -> bool {
-    lathe_policy::path::is_inside(&ctx.workspace, &ctx.resolve(path))
-}
-
-fn action_kind(tool: &str, effect: Effect) -> ActionKind {
-    match (tool, effect) {
-        (_, Effect::ReadOnly) => ActionKind::Read,
-        ("write_file" | "edit_file", _) => ActionKind::Edit,
-        ("shell", _) => ActionKind::Execute,
-        (_, Effect::Network) => ActionKind::Fetch,
-        (_, Effect::Mutating) => ActionKind::Other,
     }
 }

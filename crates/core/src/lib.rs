@@ -12,6 +12,7 @@ pub mod exec;
 pub mod history;
 pub mod host;
 pub mod paths;
+pub mod permissions;
 pub mod pricing;
 pub mod progress;
 pub mod prompt;

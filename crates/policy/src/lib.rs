@@ -1,23 +1,73 @@
-//! Permission policy: decides, for every tool call, whether it may run (ARCHITECTURE.md §4.3).
+//! Permission policy: decides, for every tool call, whether it may run (ARCHITECTURE.md §4.3,
+//! FEATURES.md §D and §J).
 //!
-//! This crate owns the permission modes and the decision function; it does not execute anything and
-//! does not talk to the user. Order of operations for one call (the loop calls [`decide`] after the
-//! arguments validated and before the tool runs):
+//! This crate owns the permission modes, the Claude-Code-compatible rules and the settings files
+//! they come from, the shell command analysis, the path guard, the secret checks and the OS
+//! sandbox. It executes nothing and talks to nobody: a tool declares what a call touches (an
+//! [`Access`]), [`Policy::decide`] answers allow, ask or deny naming the rule or mode that decided,
+//! and the executor enforces the answer (a headless front end turns an ask into a denial with
+//! [`Decision::headless`]).
 //!
-//! 1. the call's [`Effect`] (declared by the tool; undeclared means [`Effect::Mutating`], fail closed);
-//! 2. the [`PermissionMode`] → [`Decision::Allow`], [`Decision::Ask`] or [`Decision::Deny`];
-//! 3. the front end resolves `Ask`: interactively by a prompt, headless as a denial unless a bypass
-//!    mode was chosen ([`resolve_headless`]).
+//! Modules, in the order a decision uses them: [`rules`] and [`settings`] (what the user wrote),
+//! [`path`] (where files may be read and written), [`shell`] (what a command line runs), [`decide`]
+//! (the decision itself), [`env`] (which environment variables a command must not see) and
+//! [`sandbox`] (what a command can reach once it runs).
 //!
-//! Rules (`Bash(npm test *)`, `Edit(src/**)`), shell analysis and the OS sandbox come later and slot in
-//! before step 2.
+//! ```
+//! use lathe_policy::{Access, Policy, PermissionMode, Verdict};
+//! let workspace = std::env::temp_dir();
+//! let policy = Policy::with_mode(PermissionMode::Default, &workspace);
+//! let ls = Access::Execute { command: "ls -la && git status".into(), cwd: workspace.clone() };
+//! assert_eq!(policy.decide("shell", &ls).verdict, Verdict::Allow);
+//! let rm = Access::Execute { command: "ls; rm -rf ~".into(), cwd: workspace };
+//! assert_eq!(policy.decide("shell", &rm).verdict, Verdict::Ask);
+//! ```
 
+pub mod decide;
+pub mod env;
 pub mod path;
+pub mod rules;
+pub mod sandbox;
+pub mod settings;
+pub mod shell;
 
 use std::fmt;
+use std::path::PathBuf;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
+
+pub use decide::{Decision, Policy, PolicyConfig, Verdict};
+pub use sandbox::{NetworkAccess, SandboxMode};
+
+/// What one tool call touches, declared by the tool after its arguments validated. Paths are
+/// absolute (resolved against the workspace, not yet through symlinks: the policy does that).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Access {
+    /// Session state only (the task list).
+    Session,
+    /// Reads these files or directories.
+    Read(Vec<PathBuf>),
+    /// Writes these files.
+    Write(Vec<PathBuf>),
+    /// Runs a shell command line in a directory.
+    Execute {
+        /// The command line (bash).
+        command: String,
+        /// The directory it starts in.
+        cwd: PathBuf,
+    },
+    /// Fetches a URL.
+    Fetch {
+        /// The URL.
+        url: String,
+    },
+    /// A tool that declares nothing (MCP tools, skills): decided on its name and effect.
+    Undeclared {
+        /// Whether the tool says it only reads.
+        read_only: bool,
+    },
+}
 
 /// What a tool call may do. Decides concurrency (read-only calls of one response run together) and
 /// permission.
@@ -32,22 +82,6 @@ pub enum Effect {
     Network,
 }
 
-/// What kind of action a call is, for modes that treat file edits differently from commands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ActionKind {
-    /// Reading files or listing.
-    Read,
-    /// Writing or editing files in the workspace.
-    Edit,
-    /// Running a command.
-    Execute,
-    /// Fetching from the network.
-    Fetch,
-    /// Anything else (MCP tools, skills).
-    Other,
-}
-
 /// The permission mode of a session (FEATURES.md §D).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -57,7 +91,7 @@ pub enum PermissionMode {
     Default,
     /// File edits run without asking; commands still ask.
     AcceptEdits,
-    /// Read-only: everything that is not read-only is denied.
+    /// Read-only: only read-only tools and commands run, and the plan file may be written.
     Plan,
     /// Deny anything that would ask.
     DontAsk,
@@ -106,124 +140,9 @@ impl FromStr for PermissionMode {
     }
 }
 
-/// The policy's answer for one call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "decision", rename_all = "snake_case")]
-pub enum Decision {
-    /// Run it.
-    Allow {
-        /// Which mode or rule allowed it.
-        reason: String,
-    },
-    /// A person must decide.
-    Ask {
-        /// What the call would do, for the prompt.
-        reason: String,
-    },
-    /// Do not run it.
-    Deny {
-        /// Why, in words the model can act on.
-        reason: String,
-    },
-}
-
-/// Decides one call from its effect and kind under `mode`.
-pub fn decide(mode: PermissionMode, effect: Effect, kind: ActionKind) -> Decision {
-    let allow = |reason: &str| Decision::Allow { reason: reason.to_string() };
-    if effect == Effect::ReadOnly {
-        return allow("read-only");
-    }
-    let what = match kind {
-        ActionKind::Edit => "edits files",
-        ActionKind::Execute => "runs a command",
-        ActionKind::Fetch => "uses the network",
-        ActionKind::Read | ActionKind::Other => "is not read-only",
-    };
-    match mode {
-        PermissionMode::Bypass => allow("mode bypass"),
-        PermissionMode::AcceptEdits if kind == ActionKind::Edit => allow("mode accept-edits"),
-        PermissionMode::Default | PermissionMode::AcceptEdits => {
-            Decision::Ask { reason: format!("this call {what}") }
-        }
-        PermissionMode::Plan => Decision::Deny {
-            reason: format!("plan mode is read-only and this call {what}; present a plan instead"),
-        },
-        PermissionMode::DontAsk => Decision::Deny {
-            reason: format!("mode dont-ask denies calls that need approval, and this call {what}"),
-        },
-    }
-}
-
-/// Resolves an `Ask` when no person can answer (headless): a denial that tells the model why and the
-/// user which mode would allow it (`accept-edits` helps only file edits).
-pub fn resolve_headless(decision: Decision, kind: ActionKind) -> Decision {
-    match decision {
-        Decision::Ask { reason } => Decision::Deny {
-            reason: format!(
-                "permission denied: {reason}, which needs approval, and Lathe runs headless \
-                 (the user can rerun with {} to allow it)",
-                match kind {
-                    ActionKind::Edit => "--permission-mode accept-edits or --yolo",
-                    ActionKind::Read | ActionKind::Execute | ActionKind::Fetch | ActionKind::Other =>
-                        "--yolo",
-                }
-            ),
-        },
-        other @ (Decision::Allow { .. } | Decision::Deny { .. }) => other,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn decisions_by_mode() {
-        use ActionKind::*;
-        use Effect::*;
-        let table = [
-            (PermissionMode::Default, ReadOnly, Read, "allow"),
-            (PermissionMode::Default, Mutating, Edit, "ask"),
-            (PermissionMode::Default, Mutating, Execute, "ask"),
-            (PermissionMode::AcceptEdits, Mutating, Edit, "allow"),
-            (PermissionMode::AcceptEdits, Mutating, Execute, "ask"),
-            (PermissionMode::Plan, Mutating, Edit, "deny"),
-            (PermissionMode::Plan, ReadOnly, Read, "allow"),
-            (PermissionMode::DontAsk, Mutating, Execute, "deny"),
-            (PermissionMode::Bypass, Mutating, Execute, "allow"),
-            (PermissionMode::Bypass, Network, Fetch, "allow"),
-        ];
-        for (mode, effect, kind, expected) in table {
-            let got = match decide(mode, effect, kind) {
-                Decision::Allow { .. } => "allow",
-                Decision::Ask { .. } => "ask",
-                Decision::Deny { .. } => "deny",
-            };
-            assert_eq!(got, expected, "{mode} {effect:?} {kind:?}");
-        }
-    }
-
-    #[test]
-    fn headless_turns_ask_into_deny_with_a_hint() {
-        let decision = resolve_headless(
-            decide(PermissionMode::Default, Effect::Mutating, ActionKind::Edit),
-            ActionKind::Edit,
-        );
-        match decision {
-            Decision::Deny { reason } => assert!(reason.contains("accept-edits"), "{reason}"),
-            other => panic!("expected deny, got {other:?}"),
-        }
-        let command = resolve_headless(
-            decide(PermissionMode::AcceptEdits, Effect::Mutating, ActionKind::Execute),
-            ActionKind::Execute,
-        );
-        match command {
-            Decision::Deny { reason } => {
-                assert!(reason.contains("--yolo") && !reason.contains("accept-edits"), "{reason}")
-            }
-            other => panic!("expected deny, got {other:?}"),
-        }
-    }
 
     #[test]
     fn modes_parse_from_both_spellings() {

@@ -61,7 +61,8 @@ pub enum AgentEvent {
         call: ToolCall,
         /// Why it needs asking ("edits a file", "runs a command that is not read-only").
         reason: String,
-        /// The rule an "always" answer would store (`Bash(cargo test *)`), when there is one.
+        /// The prefix rules an [`PermissionAnswer::AllowAlways`] answer stores
+        /// (`Bash(cargo test *)`), comma-separated; `None` when no rule is safe to store.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         suggestion: Option<String>,
     },
@@ -291,7 +292,7 @@ pub enum RewindAction {
 pub enum PermissionAnswer {
     /// Run it this once.
     AllowOnce,
-    /// Run it and remember a rule for similar calls this session.
+    /// Run it and remember the suggested prefix rule (stored in `.lathe/settings.local.json`).
     AllowAlways,
     /// Do not run it; the optional feedback goes to the model.
     Deny {

@@ -26,12 +26,26 @@ pub struct ToolContext {
     pub env: Vec<(String, String)>,
     /// `shell` timeout when the call gives none, in milliseconds.
     pub shell_default_timeout_ms: u64,
+    /// Which inherited variables `shell` commands must not see (see [`crate::builtin::shell_env`]).
+    pub shell_env: ShellEnv,
+    /// The OS sandbox `shell` commands run in; `None` runs them unconfined.
+    pub sandbox: Option<Arc<lathe_policy::sandbox::Sandbox>>,
+}
+
+/// The environment policy of `shell`: secrets are removed from what commands inherit.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShellEnv {
+    /// Variables to keep although their names look secret (`shell_env.keep` in config).
+    pub keep: Vec<String>,
+    /// Further variables to remove: the provider key variables of the configuration.
+    pub remove: Vec<String>,
 }
 
 impl ToolContext {
     /// A context for `workspace` with a fresh cancellation token and file tracker, the spill
     /// directory `~/.lathe/tool-results` (or `<workspace>/.lathe/tool-results` when there is no
-    /// home directory), no extra environment, and the 120 s shell timeout.
+    /// home directory), no extra environment, secrets scrubbed from the shell's environment, no
+    /// sandbox, and the 120 s shell timeout.
     pub fn new(workspace: PathBuf) -> ToolContext {
         let spill_dir = match home_dir() {
             Some(home) => home.join(".lathe").join("tool-results"),
@@ -44,6 +58,8 @@ impl ToolContext {
             spill_dir,
             env: Vec::new(),
             shell_default_timeout_ms: DEFAULT_SHELL_TIMEOUT_MS,
+            shell_env: ShellEnv::default(),
+            sandbox: None,
         }
     }
 

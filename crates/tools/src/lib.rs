@@ -47,8 +47,10 @@ pub mod tool;
 #[cfg(test)]
 mod test_support;
 
-pub use context::{DEFAULT_SHELL_TIMEOUT_MS, ToolContext};
+pub use context::{DEFAULT_SHELL_TIMEOUT_MS, ShellEnv, ToolContext};
 pub use files::{FileState, FileTracker, Staleness};
 pub use output::{cap_output, clean_terminal};
 pub use registry::ToolRegistry;
-pub use tool::{DynTool, Effect, Tool, ToolError, ToolOutput, compact_schema, summarize_args, validate_args};
+pub use tool::{
+    Access, DynTool, Effect, Tool, ToolError, ToolOutput, compact_schema, summarize_args, validate_args,
+};

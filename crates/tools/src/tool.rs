@@ -29,6 +29,9 @@ use crate::context::ToolContext;
 /// does not override [`Tool::effect`] is `Mutating` (fail closed).
 pub use lathe_policy::Effect;
 
+/// What a call touches, declared by the tool and judged by the policy (`lathe_policy::Access`).
+pub use lathe_policy::Access;
+
 /// Output of a successful run.
 ///
 /// `is_error` marks a tool-level failure the model should see as an error (e.g. a shell command's
@@ -107,6 +110,13 @@ pub trait Tool: Send + Sync + 'static {
     fn effect(&self) -> Effect {
         Effect::Mutating
     }
+    /// What this call touches (files read or written, the command run), for the permission
+    /// decision; called after the arguments validated, before the call runs. The default declares
+    /// nothing, which the policy judges on the tool's name and [`Tool::effect`].
+    fn access(&self, args: &Self::Args, ctx: &ToolContext) -> Access {
+        let _ = (args, ctx);
+        Access::Undeclared { read_only: self.effect() == Effect::ReadOnly }
+    }
     /// Runs one call. Must watch `ctx.cancel` and return [`ToolError::Cancelled`] promptly.
     fn run(
         &self,
@@ -125,6 +135,10 @@ pub trait DynTool: Send + Sync {
     fn effect(&self, args: &Value) -> Effect;
     /// One line for receipts and the UI: the path, the command or the pattern.
     fn summary(&self, args: &Value) -> String;
+    /// Validates `args` (as [`DynTool::call`] does) and returns what the call touches
+    /// ([`Tool::access`]); [`ToolError::InvalidArguments`] when they do not validate, so an invalid
+    /// call is reported as invalid rather than judged.
+    fn access(&self, args: &Value, ctx: &ToolContext) -> Result<Access, ToolError>;
     /// Validates `args` against the schema (jsonschema) — on failure
     /// [`ToolError::InvalidArguments`] with the schema error, and nothing runs — then deserialises
     /// and runs.
@@ -152,17 +166,24 @@ impl<T: Tool> DynTool for T {
         summarize_args(args)
     }
 
+    fn access(&self, args: &Value, ctx: &ToolContext) -> Result<Access, ToolError> {
+        let typed = typed_args::<T>(Tool::name(self), args.clone())?;
+        Ok(Tool::access(self, &typed, ctx))
+    }
+
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let tool = Tool::name(self);
-            compiled::<T>().validate(tool, &args)?;
-            let typed: T::Args = serde_json::from_value(args).map_err(|e| ToolError::InvalidArguments {
-                tool: tool.to_string(),
-                message: e.to_string(),
-            })?;
+            let typed = typed_args::<T>(Tool::name(self), args)?;
             self.run(typed, ctx).await
         })
     }
+}
+
+/// Validates `args` against `T`'s schema and deserialises them.
+fn typed_args<T: Tool>(tool: &str, args: Value) -> Result<T::Args, ToolError> {
+    compiled::<T>().validate(tool, &args)?;
+    serde_json::from_value(args)
+        .map_err(|e| ToolError::InvalidArguments { tool: tool.to_string(), message: e.to_string() })
 }
 
 /// A tool's schema, built once per tool type, and its validator, compiled on the first call that

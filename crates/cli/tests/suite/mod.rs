@@ -4,5 +4,6 @@ mod faults_tools;
 mod harness;
 mod headless;
 mod kill;
+mod permissions;
 mod replay;
 mod sessions;

@@ -43,14 +43,19 @@ impl ChannelApprover {
 }
 
 impl Approver for ChannelApprover {
-    fn ask<'a>(&'a self, call: &'a ToolCall, reason: &'a str) -> BoxFuture<'a, PermissionAnswer> {
+    fn ask<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        reason: &'a str,
+        suggestion: Option<&'a str>,
+    ) -> BoxFuture<'a, PermissionAnswer> {
         Box::pin(async move {
             let (sender, receiver) = oneshot::channel();
             self.waiting().insert(call.id.clone(), sender);
             let request = AgentEvent::PermissionRequest {
                 call: call.clone(),
                 reason: reason.to_string(),
-                suggestion: None,
+                suggestion: suggestion.map(str::to_string),
             };
             if self.events.send(request).is_err() {
                 self.waiting().remove(&call.id);

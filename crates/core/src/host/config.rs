@@ -180,7 +180,14 @@ fn flags_layer(flags: &Flags) -> Result<ConfigLayer, StartError> {
     {
         return Err(StartError::Usage("--max-cost must be a positive number of US dollars".into()));
     }
+    let sandbox = match &flags.sandbox {
+        Some(mode) => Some(mode.parse().map_err(|error: lathe_policy::sandbox::UnknownSandboxMode| {
+            StartError::Usage(format!("--sandbox: {error}"))
+        })?),
+        None => None,
+    };
     Ok(ConfigLayer {
+        sandbox: crate::config::SandboxEntry { mode: sandbox, network: None },
         provider: flags.provider.clone(),
         model: flags.model.clone(),
         base_url: flags.base_url.clone(),

@@ -25,6 +25,9 @@ pub struct Flags {
     pub max_cost_usd: Option<f64>,
     /// GGUF file for the local provider (`--model-path`).
     pub model_path: Option<PathBuf>,
+    /// OS sandbox of shell commands (`--sandbox workspace-write|read-only|off`), checked by the
+    /// builder.
+    pub sandbox: Option<String>,
     /// Which session to open.
     pub session: SessionChoice,
 }

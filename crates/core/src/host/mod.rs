@@ -127,8 +127,18 @@ impl SessionBuilder {
         warnings.extend(opened.warnings);
         warnings.extend(prompt_warnings);
 
+        let permissions = crate::permissions::permissions(
+            &config.layer,
+            config.permission_mode,
+            &config.workspace,
+            &home,
+            &opened.id,
+        );
+        warnings.extend(permissions.warnings);
         let mut ctx = ToolContext::new(config.workspace.clone());
         ctx.spill_dir = home.join("tool-results");
+        ctx.sandbox = permissions.sandbox;
+        ctx.shell_env = permissions.shell_env;
         if let Some(timeout) = config.shell_timeout_ms {
             ctx.shell_default_timeout_ms = timeout;
         }
@@ -143,6 +153,7 @@ impl SessionBuilder {
             opened.writer,
             config.agent_settings(&resolved),
         )
+        .with_policy(permissions.policy)
         .with_mode_watch(modes);
         if let Some(history) = opened.history {
             agent = agent.with_history(history);

@@ -239,7 +239,8 @@ async fn headless_default_mode_denies_edits_and_says_so() {
 
 #[tokio::test]
 async fn accept_edits_covers_only_the_workspace() {
-    let dir = tempfile::tempdir().expect("tmp");
+    // Not under the temp dir, which file tools may write too.
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");
     let workspace = dir.path().join("ws");
     std::fs::create_dir_all(&workspace).expect("ws");
     std::os::unix::fs::symlink(dir.path(), workspace.join("out")).expect("symlink");

@@ -1,3 +1,4 @@
 mod agent_loop;
+mod approvals;
 mod host;
 mod rewind;

@@ -16,7 +16,7 @@ use super::write::{check_fresh, unified_diff};
 use super::{MAX_READ_BYTES, blocking, io_reason, read_limited};
 use crate::context::ToolContext;
 use crate::files::text::{Decoded, LineEnding, decode, encode, line_ending, to_crlf};
-use crate::tool::{Effect, Tool, ToolError, ToolOutput};
+use crate::tool::{Access, Effect, Tool, ToolError, ToolOutput};
 
 /// Characters of diff shown after an edit.
 const MAX_DIFF_CHARS: usize = 8_000;
@@ -52,6 +52,10 @@ impl Tool for EditFile {
 
     fn effect(&self) -> Effect {
         Effect::Mutating
+    }
+
+    fn access(&self, args: &EditArgs, ctx: &ToolContext) -> Access {
+        Access::Write(vec![ctx.resolve(&args.path)])
     }
 
     async fn run(&self, args: EditArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

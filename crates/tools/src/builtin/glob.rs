@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use super::walk::{Hidden, INCLUDE_IGNORED_HINT, Ignored, Kind, linked_dirs_note, walker};
 use super::{blocking, io_reason};
 use crate::context::ToolContext;
-use crate::tool::{Effect, Tool, ToolError, ToolOutput};
+use crate::tool::{Access, Effect, Tool, ToolError, ToolOutput};
 
 /// Paths returned at most.
 pub const MAX_PATHS: usize = 200;
@@ -57,6 +57,10 @@ impl Tool for Glob {
 
     fn effect(&self) -> Effect {
         Effect::ReadOnly
+    }
+
+    fn access(&self, args: &GlobArgs, ctx: &ToolContext) -> Access {
+        Access::Read(vec![args.path.as_deref().map_or_else(|| ctx.workspace.clone(), |p| ctx.resolve(p))])
     }
 
     async fn run(&self, args: GlobArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

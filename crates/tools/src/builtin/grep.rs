@@ -28,7 +28,7 @@ use serde::Deserialize;
 use super::walk::{Hidden, INCLUDE_IGNORED_HINT, Ignored, Kind, linked_dirs_note, walker};
 use super::{blocking, io_reason};
 use crate::context::ToolContext;
-use crate::tool::{Effect, Tool, ToolError, ToolOutput};
+use crate::tool::{Access, Effect, Tool, ToolError, ToolOutput};
 
 /// Results (lines, files or counts) shown at most.
 pub const MAX_RESULTS: usize = 100;
@@ -91,6 +91,10 @@ impl Tool for Grep {
 
     fn effect(&self) -> Effect {
         Effect::ReadOnly
+    }
+
+    fn access(&self, args: &GrepArgs, ctx: &ToolContext) -> Access {
+        Access::Read(vec![args.path.as_deref().map_or_else(|| ctx.workspace.clone(), |p| ctx.resolve(p))])
     }
 
     async fn run(&self, args: GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

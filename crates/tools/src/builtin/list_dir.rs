@@ -15,7 +15,7 @@ use serde::Deserialize;
 use super::walk::{Hidden, INCLUDE_IGNORED_HINT, Ignored, Kind, walker};
 use super::{blocking, io_reason};
 use crate::context::ToolContext;
-use crate::tool::{Effect, Tool, ToolError, ToolOutput};
+use crate::tool::{Access, Effect, Tool, ToolError, ToolOutput};
 
 /// Default depth of the tree.
 pub const DEFAULT_DEPTH: usize = 2;
@@ -54,6 +54,10 @@ impl Tool for ListDir {
 
     fn effect(&self) -> Effect {
         Effect::ReadOnly
+    }
+
+    fn access(&self, args: &ListDirArgs, ctx: &ToolContext) -> Access {
+        Access::Read(vec![ctx.resolve(&args.path)])
     }
 
     async fn run(&self, args: ListDirArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

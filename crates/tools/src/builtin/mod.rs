@@ -13,6 +13,7 @@ pub mod grep;
 pub mod list_dir;
 pub mod read;
 pub mod shell;
+pub mod shell_env;
 pub mod todo;
 mod walk;
 pub mod write;

@@ -26,7 +26,7 @@ use super::{MAX_READ_BYTES, blocking, io_reason, read_limited};
 use crate::context::ToolContext;
 use crate::files::image;
 use crate::files::text::{Decoded, LineEnding, TextEncoding, decode, line_ending};
-use crate::tool::{Effect, Tool, ToolError, ToolOutput};
+use crate::tool::{Access, Effect, Tool, ToolError, ToolOutput};
 
 /// Lines returned when `limit` is not given.
 pub const DEFAULT_LIMIT: usize = 2000;
@@ -73,6 +73,10 @@ impl Tool for ReadFile {
 
     fn effect(&self) -> Effect {
         Effect::ReadOnly
+    }
+
+    fn access(&self, args: &ReadArgs, ctx: &ToolContext) -> Access {
+        Access::Read(vec![ctx.resolve(&args.path)])
     }
 
     async fn run(&self, args: ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

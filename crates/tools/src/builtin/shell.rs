@@ -6,8 +6,9 @@
 //! 2. spawn `bash -c` in a session of its own (`setsid`: its own process group and no controlling
 //!    terminal, so nothing it runs can read from or write to the user's terminal — `/dev/tty`
 //!    cannot even be opened), stdin null (so `cat` or `read x` finish at once), stdout and stderr
-//!    both on the write end of ONE pipe (so their interleaving is kept), environment = inherited +
-//!    [`non_interactive_env`] (no prompts, no pagers, no colour) + `ctx.env`;
+//!    both on the write end of ONE pipe (so their interleaving is kept), environment = inherited without
+//!    secrets + [`non_interactive_env`] (no prompts, no pagers, no colour) + `ctx.env`, inside the
+//!    context's OS sandbox when there is one ([`super::shell_env`]);
 //! 3. read the pipe while waiting for bash to exit, racing the timeout and the cancel token — on
 //!    either, SIGTERM the whole group and SIGKILL it shortly after; a cancel returns
 //!    [`ToolError::Cancelled`], a timeout returns the output so far with exit code 124 and a
@@ -30,7 +31,7 @@ use tokio::process::Child;
 
 use crate::context::ToolContext;
 use crate::output::{cap_output, clean_terminal};
-use crate::tool::{Effect, Tool, ToolError, ToolOutput};
+use crate::tool::{Access, Effect, Tool, ToolError, ToolOutput};
 
 /// Longest timeout a call may ask for, in milliseconds.
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
@@ -78,6 +79,11 @@ impl Tool for Shell {
         Effect::Mutating
     }
 
+    fn access(&self, args: &ShellArgs, ctx: &ToolContext) -> Access {
+        let cwd = args.workdir.as_deref().map_or_else(|| ctx.workspace.clone(), |dir| ctx.resolve(dir));
+        Access::Execute { command: args.command.clone(), cwd }
+    }
+
     async fn run(&self, args: ShellArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let cwd = match &args.workdir {
             Some(dir) => ctx.resolve(dir),
@@ -94,9 +100,14 @@ impl Tool for Shell {
         // Cleaning and spilling megabytes is CPU and disk work: keep it off the async workers.
         let command = args.command;
         let spill_dir = ctx.spill_dir.clone();
-        tokio::task::spawn_blocking(move || render(&command, run, &spill_dir))
+        let mut output = tokio::task::spawn_blocking(move || render(&command, run, &spill_dir))
             .await
-            .map_err(|e| ToolError::Failed(format!("internal error: {e}")))
+            .map_err(|e| ToolError::Failed(format!("internal error: {e}")))?;
+        let text = output.text_content();
+        if let Some(note) = super::shell_env::sandbox_note(ctx, output.exit_code.unwrap_or(0), &text) {
+            output.content = vec![lathe_protocol::Content::text(format!("{text}\n{note}"))];
+        }
+        Ok(output)
     }
 }
 
@@ -122,11 +133,8 @@ async fn run_command(
     let spawn_err = |e: std::io::Error| ToolError::Failed(format!("shell: cannot start bash: {e}"));
     let (reader, writer) = std::io::pipe().map_err(spawn_err)?;
     let writer_err = writer.try_clone().map_err(spawn_err)?;
-    let mut cmd = tokio::process::Command::new("bash");
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
+    let mut cmd = super::shell_env::command(command, cwd, ctx);
+    cmd.stdin(Stdio::null())
         .stdout(writer)
         .stderr(writer_err)
         .kill_on_drop(true);

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::context::ToolContext;
-use crate::tool::{Effect, Tool, ToolError, ToolOutput};
+use crate::tool::{Access, Effect, Tool, ToolError, ToolOutput};
 
 /// The `todo_write` tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -54,6 +54,10 @@ impl Tool for TodoWrite {
 
     fn effect(&self) -> Effect {
         Effect::ReadOnly
+    }
+
+    fn access(&self, _args: &TodoArgs, _ctx: &ToolContext) -> Access {
+        Access::Session
     }
 
     async fn run(&self, args: TodoArgs, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

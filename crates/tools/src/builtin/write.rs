@@ -15,7 +15,7 @@ use super::{MAX_READ_BYTES, blocking, io_reason, read_limited};
 use crate::context::ToolContext;
 use crate::files::Staleness;
 use crate::files::text::{Decoded, LineEnding, TextEncoding, decode, encode, line_ending, to_crlf};
-use crate::tool::{Effect, Tool, ToolError, ToolOutput};
+use crate::tool::{Access, Effect, Tool, ToolError, ToolOutput};
 
 /// Characters of diff shown after an overwrite.
 const MAX_DIFF_CHARS: usize = 4_000;
@@ -47,6 +47,10 @@ impl Tool for WriteFile {
 
     fn effect(&self) -> Effect {
         Effect::Mutating
+    }
+
+    fn access(&self, args: &WriteArgs, ctx: &ToolContext) -> Access {
+        Access::Write(vec![ctx.resolve(&args.path)])
     }
 
     async fn run(&self, args: WriteArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

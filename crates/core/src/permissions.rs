@@ -1,0 +1,73 @@
+//! Turns configuration into a session's permission machinery: the [`Policy`] (rules from the six
+//! settings files, path guard, plan file, sandbox fallback), the OS [`Sandbox`] of `shell`, and the
+//! shell's environment policy. Reads the settings files (a few small JSON files) and nothing else:
+//! the shell parser and the sandbox backend are loaded on first use, not here.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use lathe_policy::sandbox::Sandbox;
+use lathe_policy::settings::{self, settings_files};
+use lathe_policy::{NetworkAccess, PermissionMode, Policy, PolicyConfig, SandboxMode};
+use lathe_tools::ShellEnv;
+
+use crate::config::ConfigLayer;
+
+/// Provider key variables Lathe reads by default (removed from commands' environment).
+const PROVIDER_KEYS: &[&str] = &["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY"];
+
+/// A session's permission machinery.
+pub struct Permissions {
+    /// The decision maker.
+    pub policy: Arc<Policy>,
+    /// The sandbox of `shell` (`None` when off).
+    pub sandbox: Option<Arc<Sandbox>>,
+    /// What commands inherit.
+    pub shell_env: ShellEnv,
+    /// Settings problems to show at start-up (each names the file and the rule).
+    pub warnings: Vec<String>,
+}
+
+/// Builds the permission machinery of a session in `workspace` under `mode`. `lathe_home` is
+/// `~/.lathe` (or `$LATHE_HOME`); the plan file is `<lathe_home>/plans/<session_id>.md`.
+pub fn permissions(
+    layer: &ConfigLayer,
+    mode: PermissionMode,
+    workspace: &Path,
+    lathe_home: &Path,
+    session_id: &str,
+) -> Permissions {
+    let home = std::env::var_os("HOME").map(PathBuf::from).filter(|home| home.is_absolute());
+    let files = settings_files(home.as_deref(), lathe_home, workspace);
+    let loaded = settings::load(&files, home.as_deref());
+    let warnings = loaded.problems.clone();
+    // `--yolo` drops the sandbox too (as Codex's does), unless the user configured one.
+    let default_sandbox =
+        if mode == PermissionMode::Bypass { SandboxMode::Off } else { SandboxMode::WorkspaceWrite };
+    let sandbox_mode = layer.sandbox.mode.unwrap_or(default_sandbox);
+    let policy = Policy::new(PolicyConfig {
+        mode,
+        workspace: workspace.to_path_buf(),
+        home,
+        settings: loaded,
+        protected: files.into_iter().map(|file| file.path).collect(),
+        plan_file: Some(plan_file(lathe_home, session_id)),
+        sandbox: sandbox_mode,
+    });
+    let sandbox = (sandbox_mode != SandboxMode::Off).then(|| {
+        Arc::new(Sandbox::new(
+            sandbox_mode,
+            layer.sandbox.network.unwrap_or(NetworkAccess::Off),
+            policy.guard().writable_roots(),
+        ))
+    });
+    let mut remove: Vec<String> = PROVIDER_KEYS.iter().map(|name| name.to_string()).collect();
+    remove.extend(layer.providers.values().filter_map(|entry| entry.api_key_env.clone()));
+    let shell_env = ShellEnv { keep: layer.shell_env.keep.clone().unwrap_or_default(), remove };
+    Permissions { policy: Arc::new(policy), sandbox, shell_env, warnings }
+}
+
+/// Where plan mode writes its plan: `<lathe_home>/plans/<session_id>.md`.
+pub fn plan_file(lathe_home: &Path, session_id: &str) -> PathBuf {
+    lathe_home.join("plans").join(format!("{session_id}.md"))
+}

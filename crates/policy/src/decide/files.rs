@@ -1,0 +1,193 @@
+//! Decisions on files and other tools: reading (path guard, secrets, `Read(…)` rules), writing
+//! (protected files, plan file, outside the roots, `Edit(…)` rules, accept-edits), fetching
+//! (`WebFetch(domain:…)`) and tools that declare nothing.
+
+use std::path::{Path, PathBuf};
+
+use super::{Ctx, Decision, show};
+use crate::PermissionMode;
+use crate::path::PathCheck;
+use crate::rules::RuleKind;
+use crate::settings::too_broad;
+
+impl Ctx<'_> {
+    pub(super) fn read(&self, paths: &[PathBuf]) -> Decision {
+        let refs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+        let reals: Vec<PathBuf> = paths.iter().map(|p| crate::path::real_path(p)).collect();
+        let all: Vec<&Path> = refs.iter().copied().chain(reals.iter().map(PathBuf::as_path)).collect();
+        if let Some(rule) = self.rules.find(RuleKind::Deny, |rule| rule.matches_path(self.tool, false, &all))
+        {
+            return Decision::deny(
+                rule.to_string(),
+                format!("reading {} is denied by the {rule}", show(paths)),
+            );
+        }
+        if let Some(rule) = self.rule(RuleKind::Ask, |rule| rule.matches_path(self.tool, false, &all)) {
+            return self.ask(Decision::ask(
+                rule.to_string(),
+                format!("reading {} asks by the {rule}", show(paths)),
+                "remove the ask rule",
+            ));
+        }
+        if let Some(poison) = self.poisoned(true) {
+            return self.ask(Decision::ask("settings problem", poison.why.clone(), "fix the settings file"));
+        }
+        let allow = self.rule(RuleKind::Allow, |rule| rule.matches_path(self.tool, false, &all));
+        for path in paths {
+            let (what, real) = match self.policy.guard.check_read(path) {
+                PathCheck::Inside(_) => continue,
+                PathCheck::Outside(real) => ("outside the workspace".to_string(), real),
+                PathCheck::Sensitive(real, what) => (format!("{what}, a possible secret"), real),
+            };
+            if let Some(rule) = allow {
+                return Decision::allow(rule.to_string());
+            }
+            let rule = format!("Read(/{}{})", real.display(), if real.is_dir() { "/**" } else { "" });
+            let reason = format!("reads {}, {what}", real.display());
+            return match self.mode {
+                PermissionMode::Bypass => Decision::allow("mode bypass"),
+                PermissionMode::Default
+                | PermissionMode::AcceptEdits
+                | PermissionMode::Plan
+                | PermissionMode::DontAsk => {
+                    let hint = format!(
+                        "add `{rule}` to permissions.allow in .lathe/settings.json, or rerun with --yolo"
+                    );
+                    let decision = Decision::ask("path guard", reason, hint).with_suggestions(vec![rule]);
+                    if self.mode == PermissionMode::Plan { decision } else { self.ask(decision) }
+                }
+            };
+        }
+        match allow {
+            Some(rule) => Decision::allow(rule.to_string()),
+            None => Decision::allow("reads inside the workspace"),
+        }
+    }
+
+    pub(super) fn write(&self, paths: &[PathBuf]) -> Decision {
+        let reals: Vec<PathBuf> = paths.iter().map(|p| crate::path::real_path(p)).collect();
+        let all: Vec<&Path> = paths.iter().chain(&reals).map(PathBuf::as_path).collect();
+        if let Some(rule) = self.rules.find(RuleKind::Deny, |rule| rule.matches_path(self.tool, true, &all)) {
+            return Decision::deny(
+                rule.to_string(),
+                format!("writing {} is denied by the {rule}", show(paths)),
+            );
+        }
+        let mut outside = Vec::new();
+        for path in paths {
+            match self.policy.guard.check_write(path) {
+                PathCheck::Sensitive(real, what) => {
+                    return Decision::deny(
+                        "path guard",
+                        format!("{} is {what}, which tools never write", real.display()),
+                    );
+                }
+                PathCheck::Outside(real) => outside.push(real),
+                PathCheck::Inside(_) => {}
+            }
+        }
+        if let Some(rule) = self.rule(RuleKind::Ask, |rule| rule.matches_path(self.tool, true, &all)) {
+            return self.ask(Decision::ask(
+                rule.to_string(),
+                format!("writing {} asks by the {rule}", show(paths)),
+                "remove the ask rule",
+            ));
+        }
+        if self.mode == PermissionMode::Plan {
+            let plan = self.policy.plan_file.as_deref();
+            return if plan.is_some() && reals.iter().all(|real| Some(real.as_path()) == plan) {
+                Decision::allow("the plan file")
+            } else {
+                Decision::deny(
+                    "mode plan",
+                    format!(
+                        "plan mode is read-only: only the plan file{} may be written; present a plan instead",
+                        plan.map(|p| format!(" ({})", p.display())).unwrap_or_default()
+                    ),
+                )
+            };
+        }
+        if let Some(poison) = self.poisoned(false) {
+            return self.ask(Decision::ask("settings problem", poison.why.clone(), "fix the settings file"));
+        }
+        let allow = self.rule(RuleKind::Allow, |rule| rule.matches_path(self.tool, true, &all));
+        if let Some(real) = outside.first() {
+            if let Some(rule) = allow {
+                return Decision::allow(rule.to_string());
+            }
+            let rule = format!("Edit(/{})", real.display());
+            let hint = format!(
+                "add `{rule}` (or the directory, or permissions.additionalDirectories) to .lathe/settings.json"
+            );
+            return self.ask(
+                Decision::ask(
+                    "path guard",
+                    format!("writes {}, outside the workspace", real.display()),
+                    hint,
+                )
+                .with_suggestions(vec![rule]),
+            );
+        }
+        if let Some(rule) = allow {
+            return Decision::allow(rule.to_string());
+        }
+        let suggestion = self.edit_suggestion(&reals);
+        let hint = format!(
+            "rerun with --permission-mode accept-edits or --yolo, or add {} to permissions.allow in .lathe/settings.json",
+            suggestion.as_deref().map(|s| format!("`{s}`")).unwrap_or_else(|| "an Edit rule".into())
+        );
+        self.by_mode(format!("edits {}", show(paths)), &hint, true)
+            .with_suggestions(suggestion.into_iter().collect())
+    }
+
+    /// `Edit(src/**)` for a file in `src/`, `Edit(/name)` for one at the root.
+    fn edit_suggestion(&self, reals: &[PathBuf]) -> Option<String> {
+        let rel = reals.first()?.strip_prefix(&self.policy.guard.workspace).ok()?;
+        let rule = match rel.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+            Some(dir) => format!("Edit({}/**)", dir.display()),
+            None => format!("Edit(/{})", rel.display()),
+        };
+        (!too_broad(&rule)).then_some(rule)
+    }
+
+    pub(super) fn fetch(&self, url: &str) -> Decision {
+        let host = url.split("://").nth(1).unwrap_or(url).split(['/', '?', '#']).next().unwrap_or("");
+        let host =
+            host.rsplit('@').next().unwrap_or(host).split(':').next().unwrap_or(host).to_ascii_lowercase();
+        if let Some(rule) = self.rules.find(RuleKind::Deny, |rule| rule.matches_domain(&host)) {
+            return Decision::deny(rule.to_string(), format!("fetching from {host} is denied by the {rule}"));
+        }
+        if let Some(rule) = self.rule(RuleKind::Ask, |rule| rule.matches_domain(&host)) {
+            return self.ask(Decision::ask(
+                rule.to_string(),
+                format!("fetching from {host} asks by the {rule}"),
+                "remove the ask rule",
+            ));
+        }
+        if let Some(rule) = self.rule(RuleKind::Allow, |rule| rule.matches_domain(&host)) {
+            return Decision::allow(rule.to_string());
+        }
+        let rule = format!("WebFetch(domain:{host})");
+        let hint = format!("add `{rule}` to permissions.allow in .lathe/settings.json, or rerun with --yolo");
+        self.by_mode(format!("fetches {url}"), &hint, false).with_suggestions(vec![rule])
+    }
+
+    pub(super) fn other(&self, read_only: bool) -> Decision {
+        if let Some(rule) = self.rules.find(RuleKind::Ask, |rule| rule.matches_tool(self.tool)) {
+            return self.ask(Decision::ask(
+                rule.to_string(),
+                format!("{} asks by the {rule}", self.tool),
+                "remove the ask rule",
+            ));
+        }
+        if let Some(rule) = self.rules.find(RuleKind::Allow, |rule| rule.matches_tool(self.tool)) {
+            return Decision::allow(rule.to_string());
+        }
+        if read_only {
+            return Decision::allow("read-only tool");
+        }
+        let hint =
+            format!("add `{}` to permissions.allow in .lathe/settings.json, or rerun with --yolo", self.tool);
+        self.by_mode(format!("{} is not read-only", self.tool), &hint, false)
+    }
+}

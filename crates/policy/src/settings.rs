@@ -1,0 +1,277 @@
+//! Permission settings files, read as users already have them for Claude Code, plus Lathe's own.
+//!
+//! Files, in order (arrays merge; a deny anywhere beats an allow anywhere, see [`crate::Policy`]):
+//! `~/.claude/settings.json`, `~/.lathe/settings.json` (`$LATHE_HOME/settings.json`),
+//! `<project>/.claude/settings.json`, `<project>/.claude/settings.local.json`,
+//! `<project>/.lathe/settings.json`, `<project>/.lathe/settings.local.json`.
+//!
+//! Read from each: `permissions.allow`, `permissions.ask`, `permissions.deny` (arrays of rules, see
+//! [`crate::rules`]) and `permissions.additionalDirectories` (extra roots). A missing file is
+//! empty. A file that is not valid JSON, or a rule that does not parse, is reported in
+//! [`Loaded::problems`] naming the file and the rule, and the safer decision follows: a broken
+//! allow is dropped (never widened); a broken deny or ask rule of a known tool, or a broken file
+//! whose deny rules are unknown, makes the calls it might have covered ask.
+//!
+//! "Always" answers are stored by [`remember`] as allow rules in
+//! `<project>/.lathe/settings.local.json`.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::rules::{Anchors, Rule, RuleKind, RuleSet, ToolName};
+
+/// One settings file to read.
+#[derive(Debug, Clone)]
+pub struct SettingsFile {
+    /// Where it is.
+    pub path: PathBuf,
+    /// What `/path` rules in it are relative to (the project, or the home directory for user files).
+    pub root: PathBuf,
+}
+
+/// The six settings files of `project`, user files first. `home` is the user's home directory,
+/// `lathe_home` Lathe's (`~/.lathe` or `$LATHE_HOME`).
+pub fn settings_files(home: Option<&Path>, lathe_home: &Path, project: &Path) -> Vec<SettingsFile> {
+    let mut files = Vec::with_capacity(6);
+    let home_root = home.map(Path::to_path_buf).unwrap_or_else(|| project.to_path_buf());
+    if let Some(home) = home {
+        files.push(SettingsFile { path: home.join(".claude/settings.json"), root: home_root.clone() });
+    }
+    files.push(SettingsFile { path: lathe_home.join("settings.json"), root: home_root });
+    for name in [
+        ".claude/settings.json",
+        ".claude/settings.local.json",
+        ".lathe/settings.json",
+        ".lathe/settings.local.json",
+    ] {
+        files.push(SettingsFile { path: project.join(name), root: project.to_path_buf() });
+    }
+    files
+}
+
+/// A settings problem that makes some calls ask.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Poison {
+    /// The tool whose calls ask (`None`: every call that is not read-only).
+    pub tool: Option<ToolName>,
+    /// Why, naming the file and the rule.
+    pub why: String,
+}
+
+/// What the settings files say.
+#[derive(Debug, Clone, Default)]
+pub struct Loaded {
+    /// Every valid rule.
+    pub rules: RuleSet,
+    /// Extra roots (`permissions.additionalDirectories`), absolute.
+    pub extra_roots: Vec<PathBuf>,
+    /// Broken deny/ask rules and unreadable files: the calls they might cover ask.
+    pub poison: Vec<Poison>,
+    /// One line per problem, naming the file (and the rule), for the start-up warnings.
+    pub problems: Vec<String>,
+}
+
+/// Reads `files`. `home` expands `~/` in rules and extra roots.
+pub fn load(files: &[SettingsFile], home: Option<&Path>) -> Loaded {
+    let mut loaded = Loaded::default();
+    for file in files {
+        let bytes = match std::fs::read(&file.path) {
+            Ok(bytes) => bytes,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(error) => {
+                loaded.broken_file(&file.path, &format!("cannot be read: {error}"));
+                continue;
+            }
+        };
+        let value: Value = match std::str::from_utf8(&bytes)
+            .map_err(|e| e.to_string())
+            .and_then(|text| serde_json::from_str(text).map_err(|e| e.to_string()))
+        {
+            Ok(value) => value,
+            Err(error) => {
+                loaded.broken_file(&file.path, &format!("is not valid JSON ({error})"));
+                continue;
+            }
+        };
+        let anchors = Anchors { root: &file.root, home };
+        let source = file.path.display().to_string();
+        let Some(permissions) = value.get("permissions") else { continue };
+        let Some(permissions) = permissions.as_object() else {
+            loaded.broken_file(&file.path, "has a `permissions` value that is not an object");
+            continue;
+        };
+        for kind in [RuleKind::Deny, RuleKind::Ask, RuleKind::Allow] {
+            let Some(list) = permissions.get(kind.as_str()) else { continue };
+            let Some(list) = list.as_array() else {
+                loaded
+                    .problems
+                    .push(format!("{source}: permissions.{} is not an array; ignored", kind.as_str()));
+                if kind != RuleKind::Allow {
+                    loaded.poison.push(Poison {
+                        tool: None,
+                        why: format!("permissions.{} in {source} is not an array", kind.as_str()),
+                    });
+                }
+                continue;
+            };
+            for entry in list {
+                let Some(text) = entry.as_str() else {
+                    loaded.problems.push(format!(
+                        "{source}: permissions.{}: {entry} is not a string; ignored",
+                        kind.as_str()
+                    ));
+                    continue;
+                };
+                match Rule::parse(text, kind, &source, anchors) {
+                    Ok(rule) => loaded.rules.rules.push(rule),
+                    Err(error) => loaded.broken_rule(kind, text, &source, &error.to_string()),
+                }
+            }
+        }
+        if let Some(dirs) = permissions.get("additionalDirectories").and_then(Value::as_array) {
+            for dir in dirs.iter().filter_map(Value::as_str) {
+                let path = match (dir.strip_prefix("~/"), home) {
+                    (Some(rest), Some(home)) => home.join(rest),
+                    _ if Path::new(dir).is_absolute() => PathBuf::from(dir),
+                    _ => file.root.join(dir),
+                };
+                loaded.extra_roots.push(path);
+            }
+        }
+    }
+    loaded
+}
+
+impl Loaded {
+    fn broken_file(&mut self, path: &Path, what: &str) {
+        self.problems.push(format!(
+            "{} {what}; its rules are ignored and every call that is not read-only asks until it is fixed",
+            path.display()
+        ));
+        self.poison.push(Poison { tool: None, why: format!("the settings file {} {what}", path.display()) });
+    }
+
+    fn broken_rule(&mut self, kind: RuleKind, text: &str, source: &str, error: &str) {
+        let name = text.trim().split('(').next().unwrap_or("").trim();
+        let consequence = match kind {
+            RuleKind::Allow => "dropped".to_string(),
+            RuleKind::Deny | RuleKind::Ask if !name.is_empty() => {
+                self.poison.push(Poison {
+                    tool: Some(ToolName::parse(name)),
+                    why: format!("the {} rule `{text}` in {source} is malformed ({error})", kind.as_str()),
+                });
+                format!("every {name} call asks until it is fixed")
+            }
+            RuleKind::Deny | RuleKind::Ask => "ignored".to_string(),
+        };
+        self.problems.push(format!(
+            "{source}: permissions.{} rule `{text}` is malformed ({error}); {consequence}",
+            kind.as_str()
+        ));
+    }
+}
+
+/// Why a rule could not be remembered.
+#[derive(Debug, thiserror::Error)]
+pub enum RememberError {
+    /// The rule would allow far more than the command that was approved.
+    #[error("`{0}` is too broad to store as an always-allow rule")]
+    TooBroad(String),
+    /// The local settings file exists but is not a JSON object; it is left untouched.
+    #[error("{path} is not a JSON object; not changed ({detail})")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        detail: String,
+    },
+    /// Reading or writing the file failed.
+    #[error("cannot update {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+/// Whether storing `rule` as an allow would be over-broad: a blanket rule (`*`, `Bash`), or a
+/// prefix that runs arbitrary code (`bash *`, `sh -c *`, `python -c *`, `eval *`, `sudo *`).
+pub fn too_broad(rule: &str) -> bool {
+    let rule = rule.trim();
+    let Some((name, inner)) = rule.split_once('(') else { return true };
+    let inner = inner.strip_suffix(')').unwrap_or(inner).trim();
+    if inner.is_empty() || inner.chars().all(|c| matches!(c, '*' | '/' | ' ' | '.')) {
+        return true;
+    }
+    if !matches!(ToolName::parse(name), ToolName::Shell) {
+        return inner == "~/**" || inner == "~" || inner.starts_with("//**");
+    }
+    let program = inner.split_whitespace().next().unwrap_or("");
+    let program = program.rsplit('/').next().unwrap_or(program).trim_end_matches(":*").trim_end_matches('*');
+    const RUNS_ANYTHING: &[&str] = &[
+        "", "bash", "sh", "zsh", "dash", "ksh", "fish", "python", "python2", "python3", "node", "perl",
+        "ruby", "php", "lua", "deno", "bun", "eval", "exec", "env", "xargs", "sudo", "su", "doas", "command",
+        "builtin", "nohup", "timeout", "nice", "time", "stdbuf", "setsid", "ssh", "npx", "source", ".",
+    ];
+    RUNS_ANYTHING.contains(&program)
+}
+
+/// Adds `rules` to `permissions.allow` of `<project>/.lathe/settings.local.json` (creating it, and
+/// keeping everything else in it), skipping rules already there. Refuses over-broad rules
+/// ([`too_broad`]) and never overwrites a file it cannot parse. Returns the file's path.
+pub fn remember(project: &Path, rules: &[String]) -> Result<PathBuf, RememberError> {
+    let path = project.join(".lathe").join("settings.local.json");
+    if let Some(broad) = rules.iter().find(|rule| too_broad(rule)) {
+        return Err(RememberError::TooBroad(broad.clone()));
+    }
+    let io = |source| RememberError::Io { path: path.clone(), source };
+    let mut root = match std::fs::read(&path) {
+        Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
+            Ok(Value::Object(map)) => map,
+            Ok(other) => {
+                return Err(RememberError::Invalid {
+                    path,
+                    detail: format!("it holds a {}", kind_of(&other)),
+                });
+            }
+            Err(error) => return Err(RememberError::Invalid { path, detail: error.to_string() }),
+        },
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Map::new(),
+        Err(error) => return Err(io(error)),
+    };
+    let permissions = root.entry("permissions").or_insert_with(|| Value::Object(Map::new()));
+    let Value::Object(permissions) = permissions else {
+        return Err(RememberError::Invalid { path, detail: "`permissions` is not an object".into() });
+    };
+    let allow = permissions.entry("allow").or_insert_with(|| Value::Array(Vec::new()));
+    let Value::Array(allow) = allow else {
+        return Err(RememberError::Invalid { path, detail: "`permissions.allow` is not an array".into() });
+    };
+    for rule in rules {
+        if !allow.iter().any(|existing| existing.as_str() == Some(rule)) {
+            allow.push(Value::String(rule.clone()));
+        }
+    }
+    let mut text = serde_json::to_string_pretty(&Value::Object(root)).unwrap_or_default();
+    text.push('\n');
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io)?;
+    }
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, text).map_err(io)?;
+    std::fs::rename(&tmp, &path).map_err(io)?;
+    Ok(path)
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}

@@ -1,0 +1,3 @@
+mod bad_input;
+mod decisions;
+mod sandbox;

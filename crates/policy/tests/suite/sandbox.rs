@@ -1,0 +1,106 @@
+//! The OS sandbox on this machine: real `bash` inside bubblewrap (or Landlock). Where the kernel
+//! cannot sandbox, the tests assert the fallback (commands that are not read-only ask), never a
+//! silent pass.
+
+use std::ffi::OsStr;
+use std::path::Path;
+use std::process::Output;
+
+use lathe_policy::sandbox::{Backend, Sandbox, backend};
+use lathe_policy::settings::Loaded;
+use lathe_policy::{Access, NetworkAccess, PermissionMode, Policy, PolicyConfig, SandboxMode, Verdict};
+
+use super::decisions::fixture;
+
+fn run(sandbox: &Sandbox, script: &str, cwd: &Path) -> Output {
+    let args = [OsStr::new("-c"), OsStr::new(script)];
+    sandbox.command("bash", &args, cwd).stdin(std::process::Stdio::null()).output().expect("spawn")
+}
+
+/// The backend, or — when the kernel cannot sandbox — proof that the policy falls back to asking.
+fn backend_or_fallback() -> Option<&'static Backend> {
+    let bwrap_installed = std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join("bwrap").is_file()));
+    assert!(bwrap_installed, "bubblewrap is not installed: run scripts/install-build-deps.sh");
+    match backend() {
+        Ok(backend) => Some(backend),
+        Err(why) => {
+            let f = fixture();
+            let mut settings = Loaded::default();
+            settings.rules.rules.push(
+                lathe_policy::rules::Rule::parse(
+                    "Bash(touch *)",
+                    lathe_policy::rules::RuleKind::Allow,
+                    "test",
+                    lathe_policy::rules::Anchors { root: &f.ws, home: None },
+                )
+                .expect("rule"),
+            );
+            let policy = Policy::new(PolicyConfig {
+                mode: PermissionMode::Default,
+                workspace: f.ws.clone(),
+                settings,
+                sandbox: SandboxMode::WorkspaceWrite,
+                ..PolicyConfig::default()
+            });
+            let touch =
+                policy.decide("shell", &Access::Execute { command: "touch x".into(), cwd: f.ws.clone() });
+            assert_eq!(
+                touch.verdict,
+                Verdict::Ask,
+                "no sandbox ({why}) but an allowed change ran: {touch:?}"
+            );
+            assert!(touch.reason.contains("no OS sandbox"), "{}", touch.reason);
+            let ls = policy.decide("shell", &Access::Execute { command: "ls".into(), cwd: f.ws.clone() });
+            assert_eq!(ls.verdict, Verdict::Allow);
+            None
+        }
+    }
+}
+
+#[test]
+fn workspace_write_confines_writes_to_the_workspace_and_keeps_git_read_only() {
+    let Some(_) = backend_or_fallback() else { return };
+    let f = fixture();
+    std::fs::create_dir_all(f.ws.join(".git")).expect("git dir");
+    let sandbox = Sandbox::new(SandboxMode::WorkspaceWrite, NetworkAccess::Off, vec![f.ws.clone()]);
+    let inside = run(&sandbox, "echo ok > ./x && cat ./x", &f.ws);
+    assert!(inside.status.success(), "{inside:?}");
+    assert_eq!(std::fs::read_to_string(f.ws.join("x")).expect("x"), "ok\n");
+    let home = run(&sandbox, &format!("echo no > {}/x", f.home.display()), &f.ws);
+    assert!(!home.status.success(), "{home:?}");
+    assert!(!f.home.join("x").exists());
+    let git = run(&sandbox, "touch .git/hooked", &f.ws);
+    if matches!(backend(), Ok(Backend::Bubblewrap(_))) {
+        assert!(!git.status.success(), "{git:?}");
+        assert!(!f.ws.join(".git/hooked").exists());
+    }
+}
+
+#[test]
+fn read_only_blocks_writes_in_the_workspace() {
+    let Some(_) = backend_or_fallback() else { return };
+    let f = fixture();
+    let sandbox = Sandbox::new(SandboxMode::ReadOnly, NetworkAccess::Off, vec![f.ws.clone()]);
+    let out = run(&sandbox, "touch ./x", &f.ws);
+    assert!(!out.status.success(), "{out:?}");
+    assert!(!f.ws.join("x").exists());
+    let read = run(&sandbox, "ls / > /dev/null && echo readable", &f.ws);
+    assert!(String::from_utf8_lossy(&read.stdout).contains("readable"), "{read:?}");
+}
+
+#[test]
+fn network_off_cannot_reach_a_listener_on_loopback() {
+    let Some(_) = backend_or_fallback() else { return };
+    let f = fixture();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let connect = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
+    let open = Sandbox::new(SandboxMode::WorkspaceWrite, NetworkAccess::On, vec![f.ws.clone()]);
+    let reached = run(&open, &connect, &f.ws);
+    assert!(String::from_utf8_lossy(&reached.stdout).contains("connected"), "network on: {reached:?}");
+    let closed = Sandbox::new(SandboxMode::WorkspaceWrite, NetworkAccess::Off, vec![f.ws.clone()]);
+    let blocked = run(&closed, &connect, &f.ws);
+    assert!(!blocked.status.success(), "network off: {blocked:?}");
+    assert!(!String::from_utf8_lossy(&blocked.stdout).contains("connected"));
+}
