@@ -8,6 +8,7 @@
 
 pub mod agent;
 pub mod config;
+mod controls;
 pub mod exec;
 pub mod history;
 pub mod host;
@@ -16,7 +17,7 @@ pub mod pricing;
 pub mod progress;
 pub mod prompt;
 pub mod session;
-pub mod snapshot;
+mod snapshot;
 
 pub use agent::{Agent, AgentSettings};
 pub use exec::Approver;
