@@ -1,4 +1,5 @@
 mod headless;
 mod kill;
+mod msrv;
 mod replay;
 mod sessions;
