@@ -69,15 +69,15 @@ pub struct AgentSettings {
 
 /// A session's agent: the ledger, the provider, the tools and the session file.
 pub struct Agent {
-    provider: Arc<dyn Provider>,
+    pub(crate) provider: Arc<dyn Provider>,
     tools: ToolRegistry,
     pub(crate) ctx: ToolContext,
     system: Vec<SystemBlock>,
     pub(crate) ledger: Vec<LedgerItem>,
-    session: Option<SessionWriter>,
-    settings: AgentSettings,
+    pub(crate) session: Option<SessionWriter>,
+    pub(crate) settings: AgentSettings,
     approver: Option<Arc<dyn Approver>>,
-    policy: Arc<Policy>,
+    pub(crate) policy: Arc<Policy>,
     stats: RunStats,
     /// Every tool-call id in the ledger, so a repeated or empty id from the model can be replaced
     /// before it breaks pairing (providers reject duplicate ids).
@@ -87,7 +87,7 @@ pub struct Agent {
     /// Warnings not yet sent to the front end (a failed append, a file that could not be saved).
     pub(crate) pending_warnings: Vec<String>,
     /// Permission-mode changes from the front end, read before each response's calls run.
-    mode_watch: Option<watch::Receiver<PermissionMode>>,
+    pub(crate) mode_watch: Option<watch::Receiver<PermissionMode>>,
 }
 
 impl Agent {
@@ -142,69 +142,6 @@ impl Agent {
     pub fn with_mode_watch(mut self, modes: watch::Receiver<PermissionMode>) -> Agent {
         self.mode_watch = Some(modes);
         self
-    }
-
-    /// The permission mode in force.
-    pub fn permission_mode(&self) -> PermissionMode {
-        self.settings.permission_mode
-    }
-
-    /// The model requests go to.
-    pub fn model(&self) -> &str {
-        &self.settings.model
-    }
-
-    /// Switches the permission mode (leaving plan mode is this explicit step), recording the change
-    /// in the ledger; `false` when it was already in force.
-    pub fn set_permission_mode(&mut self, mode: PermissionMode) -> bool {
-        if mode == self.settings.permission_mode {
-            return false;
-        }
-        self.settings.permission_mode = mode;
-        self.policy.set_mode(mode);
-        self.append(LedgerItem::Meta(Meta::ModeChange { mode: mode.to_string() }));
-        true
-    }
-
-    /// Sends later requests to `provider` with the model and pricing of `settings` (its limits
-    /// and permission mode are ignored), recording the switch in the ledger.
-    pub fn switch_model(&mut self, provider: Arc<dyn Provider>, settings: AgentSettings) {
-        let label = provider.name().to_string();
-        self.provider = provider;
-        self.settings.model = settings.model;
-        self.settings.model_info = settings.model_info;
-        self.settings.thinking_format = settings.thinking_format;
-        self.append(LedgerItem::Meta(Meta::ModelSwitch {
-            model: self.settings.model.clone(),
-            provider: label,
-        }));
-    }
-
-    /// Sends the warnings collected since the last call.
-    pub fn send_warnings(&mut self, events: &mpsc::UnboundedSender<AgentEvent>) {
-        for message in self.pending_warnings.drain(..) {
-            let _ = events.send(AgentEvent::Warning { message });
-        }
-    }
-
-    /// Makes the session file durable (`fsync`); a failure becomes a warning.
-    pub fn sync(&mut self) {
-        if let Some(session) = &self.session
-            && let Err(error) = session.sync()
-        {
-            self.pending_warnings.push(format!("{error}; the last turn may not be on disk"));
-        }
-    }
-
-    fn sync_mode(&mut self, events: &mpsc::UnboundedSender<AgentEvent>) {
-        let Some(modes) = &mut self.mode_watch else { return };
-        if !modes.has_changed().unwrap_or(false) {
-            return;
-        }
-        let mode = *modes.borrow_and_update();
-        if self.set_permission_mode(mode) {
-            let _ = events.send(AgentEvent::ModeChanged { mode: mode.to_string() });
-        }
     }
 
     /// Sets the interactive approver; without one, every `ask` is a denial (headless).

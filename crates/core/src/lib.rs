@@ -8,6 +8,7 @@
 
 pub mod agent;
 pub mod config;
+mod controls;
 pub mod exec;
 pub mod history;
 pub mod host;
@@ -18,7 +19,7 @@ pub mod progress;
 pub mod prompt;
 pub mod recovery;
 pub mod session;
-pub mod snapshot;
+mod snapshot;
 pub mod text_calls;
 
 pub use agent::{Agent, AgentSettings};

@@ -73,7 +73,11 @@ impl Agent {
             step.apply(&store)?;
         }
         let starts = history::turn_starts(&self.ledger);
-        let start = starts[turn as usize - 1];
+        let count = starts.len() as u32;
+        let start = *(turn as usize)
+            .checked_sub(1)
+            .and_then(|index| starts.get(index))
+            .ok_or(RewindError::NoSuchTurn { turn, count })?;
         let prompt = match &self.ledger[start] {
             LedgerItem::User(message) => history::message_text(message),
             LedgerItem::Assistant(_)

@@ -4,6 +4,7 @@ mod faults_tools;
 mod harness;
 mod headless;
 mod kill;
+mod msrv;
 mod permissions;
 mod replay;
 mod sessions;
