@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# Installs what building Lathe with the embedded local model needs and a fresh Debian machine lacks:
-# cmake and libclang (llama.cpp is built by cmake; its Rust bindings are generated with libclang).
-# A no-op when they are already there.
+# Installs what building and testing Lathe needs and a fresh Debian machine lacks: cmake and libclang
+# (llama.cpp is built by cmake; its Rust bindings are generated with libclang) and tmux (the terminal
+# UI's end-to-end tests drive the real binary in a tmux pane). A no-op when they are already there.
 set -euo pipefail
 
 missing=()
-for package in cmake libclang-dev; do
+for package in cmake libclang-dev tmux; do
   if command -v dpkg-query >/dev/null 2>&1; then
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing+=("$package")
-  elif [ "$package" = cmake ]; then
-    command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+  elif [ "$package" != libclang-dev ]; then
+    command -v "$package" >/dev/null 2>&1 || missing+=("$package")
   fi
 done
 [ ${#missing[@]} -eq 0 ] && exit 0

@@ -9,6 +9,7 @@ mod args;
 mod model;
 mod print;
 mod sessions;
+mod tui;
 
 use std::io::{IsTerminal, Read};
 use std::process::ExitCode;

@@ -2,3 +2,5 @@ mod headless;
 mod kill;
 mod replay;
 mod sessions;
+mod tmux;
+mod tui;
