@@ -1,4 +1,5 @@
-//! The `lathe` binary: argument parsing and the headless front end (print mode).
+//! The `lathe` binary: argument parsing, the headless front end (print mode) and the interactive
+//! terminal UI ([`tui`]).
 //!
 //! Flow: parse flags → start a session with `lathe_core::host::SessionBuilder` (config layers,
 //! provider, session, system prompt, tools) → send the prompt as an op while the printer consumes
@@ -88,19 +89,21 @@ async fn run(cli: Cli) -> u8 {
         None => {}
     }
     let Some(mut prompt) = cli.prompt.clone() else {
-        if !std::io::stdin().is_terminal() {
+        if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
             eprintln!(
-                "lathe: error: stdin is not a terminal; run a task headless with `lathe -p \"<prompt>\"` \
-                 (piped input is appended to the prompt)"
+                "lathe: error: the interactive UI needs a terminal (stdin and stdout); run a task headless \
+                 with `lathe -p \"<prompt>\"` (piped input is appended to the prompt)"
             );
             return EXIT_USAGE;
         }
+        return tui::run(cli.flags(), cli.first_prompt.clone()).await;
+    };
+    if cli.first_prompt.is_some() {
         eprintln!(
-            "lathe: error: the interactive terminal UI is not available in this build; run a task headless \
-             with `lathe -p \"<prompt>\"` (see --help)"
+            "lathe: error: give the prompt once: `lathe -p \"<prompt>\"` runs headless, `lathe \"<prompt>\"` in the UI"
         );
         return EXIT_USAGE;
-    };
+    }
     if !std::io::stdin().is_terminal() {
         let mut piped = String::new();
         if std::io::stdin().read_to_string(&mut piped).is_ok() && !piped.trim().is_empty() {

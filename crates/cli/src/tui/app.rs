@@ -60,7 +60,9 @@ impl App {
         let history = PromptHistory::in_home(home);
         let (recalled, warning) = match history.load() {
             Ok(prompts) => (prompts, None),
-            Err(error) => (Vec::new(), Some(format!("prompt history {}: {error}", home.join("history").display()))),
+            Err(error) => {
+                (Vec::new(), Some(format!("prompt history {}: {error}", home.join("history").display())))
+            }
         };
         let width = terminal.screen().width;
         let cwd = flags.dir.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_default();
@@ -84,11 +86,6 @@ impl App {
         }
     }
 
-    /// The terminal, for clearing the viewport on the way out.
-    pub fn terminal(&mut self) -> &mut InlineTerminal<Backend> {
-        &mut self.terminal
-    }
-
     /// Shows the session picker before any session is open (`--resume` without an id); leaving
     /// it without a choice ends the UI.
     pub fn pick_session(&mut self, rows: Vec<SessionRow>) {
@@ -104,7 +101,7 @@ impl App {
     /// transcript in the terminal and the cursor under it.
     pub fn finish(&mut self) {
         if let Some(id) = &self.last_session {
-            let text = format!("Session {id} saved; continue it with `lathe --resume {id}`.");
+            let text = format!("Resume this session with: lathe --resume {id}");
             self.state.push_notice(NoticeKind::Info, &text);
         }
         let rows = self.state.take_history();
@@ -150,7 +147,8 @@ impl App {
     /// Runs until the user quits; returns the exit status.
     pub async fn run(&mut self) -> u8 {
         let mut input = EventStream::new();
-        let (Ok(mut term), Ok(mut hup)) = (signal(SignalKind::terminate()), signal(SignalKind::hangup())) else {
+        let (Ok(mut term), Ok(mut hup)) = (signal(SignalKind::terminate()), signal(SignalKind::hangup()))
+        else {
             return crate::args::EXIT_FAILED;
         };
         self.draw();
@@ -300,7 +298,8 @@ impl App {
                     && !self.history_warned
                 {
                     self.history_warned = true;
-                    self.state.push_notice(NoticeKind::Warning, &format!("prompt history not saved: {error}"));
+                    self.state
+                        .push_notice(NoticeKind::Warning, &format!("prompt history not saved: {error}"));
                 }
             }
             Action::Shell(command) => match ShellJob::spawn(&command, &self.state.cwd) {
@@ -345,7 +344,9 @@ impl App {
             job.kill();
         }
         match &self.session {
-            Some(session) if session.ops.send(AgentOp::Quit).is_ok() => self.quitting = Some((code, Instant::now())),
+            Some(session) if session.ops.send(AgentOp::Quit).is_ok() => {
+                self.quitting = Some((code, Instant::now()))
+            }
             _ => self.exit = Some(code),
         }
     }
@@ -358,7 +359,8 @@ impl App {
         } else if self.switch.is_some() {
             // The loop opens the next session.
         } else {
-            self.state.push_notice(NoticeKind::Error, "the session ended unexpectedly; see the log (LATHE_LOG)");
+            self.state
+                .push_notice(NoticeKind::Error, "the session ended unexpectedly; see the log (LATHE_LOG)");
             self.exit = Some(crate::args::EXIT_FAILED);
         }
     }
@@ -381,11 +383,16 @@ impl App {
             None => "killed".to_string(),
         });
         let failed = outcome.exit_code != Some(0);
-        let status = if outcome.exit_code.is_none() { ToolStatus::Interrupted } else { ToolStatus::Completed };
+        let status =
+            if outcome.exit_code.is_none() { ToolStatus::Interrupted } else { ToolStatus::Completed };
         let result = ToolResult::text("user-shell", text, failed, status);
         let width = self.state.width;
-        let mut rows =
-            vec![cells::call_line(&call, CallState::Done { status, is_error: failed }, outcome.elapsed, width)];
+        let mut rows = vec![cells::call_line(
+            &call,
+            CallState::Done { status, is_error: failed },
+            outcome.elapsed,
+            width,
+        )];
         rows.extend(cells::result_rows(&call, &result, width));
         rows.push(ratatui::text::Line::default());
         self.state.push_rows(rows);

@@ -330,11 +330,6 @@ impl UiState {
     pub fn open_turns(&mut self, rows: Vec<TurnRow>) {
         self.overlay = Some(Overlay::Picker(Picker::new(PickerItems::Turns(rows))));
     }
-
-    /// Asks to confirm a rewind that changes `files`.
-    pub fn confirm_rewind(&mut self, confirm: RewindConfirm) {
-        self.overlay = Some(Overlay::Rewind(confirm));
-    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 use super::*;
 use crossterm::event::KeyEventState;
+use lathe_protocol::{AgentEvent, FileRewind, RewindAction, UserTurn};
 use pretty_assertions::assert_eq;
 
 fn state() -> UiState {
@@ -68,24 +69,46 @@ fn slash_completion_runs_the_chosen_command_on_enter() {
 }
 
 #[test]
-fn rewind_goes_through_the_picker_and_a_confirmation() {
+fn rewind_goes_through_the_picker_and_a_confirmation_listing_the_files() {
     let mut state = state();
     let now = Instant::now();
     state.input.insert("/rewind");
     assert_eq!(state.submit(now), vec![Action::Remember("/rewind".into()), Action::ListTurns]);
-    state.open_turns(vec![
-        TurnRow { turn: 1, prompt: "create the file".into() },
-        TurnRow { turn: 2, prompt: "now delete it".into() },
-    ]);
+    let file = |path: &str, action| FileRewind { path: path.into(), action };
+    state.on_event(
+        AgentEvent::UserTurns {
+            turns: vec![
+                UserTurn {
+                    turn: 1,
+                    prompt: "create the file".into(),
+                    files: vec![file("/w/a.txt", RewindAction::Delete)],
+                },
+                UserTurn {
+                    turn: 2,
+                    prompt: "now edit it".into(),
+                    files: vec![file("/w/a.txt", RewindAction::Restore)],
+                },
+            ],
+        },
+        now,
+    );
     state.on_key(key(KeyCode::Up, KeyModifiers::NONE), now);
-    assert_eq!(state.on_key(key(KeyCode::Enter, KeyModifiers::NONE), now), vec![Action::PreviewRewind(1)]);
-    state.confirm_rewind(RewindConfirm {
-        turn: 1,
-        prompt: "create the file".into(),
-        files: vec![("a.txt".into(), "deleted".into())],
-    });
+    assert_eq!(state.on_key(key(KeyCode::Enter, KeyModifiers::NONE), now), Vec::new());
+    let Some(Overlay::Rewind(confirm)) = &state.overlay else {
+        panic!("no confirmation: {:?}", state.overlay)
+    };
+    assert_eq!(confirm.files, vec![("/w/a.txt".to_string(), "deleted".to_string())]);
     assert_eq!(state.on_key(key(KeyCode::Char('y'), KeyModifiers::NONE), now), vec![Action::Rewind(1)]);
     assert!(state.overlay.is_none());
+    state.on_event(
+        AgentEvent::Rewound {
+            turn: 1,
+            prompt: "create the file".into(),
+            files: vec![file("/w/a.txt", RewindAction::Delete)],
+        },
+        now,
+    );
+    assert_eq!(state.input.text(), "create the file");
 }
 
 #[test]

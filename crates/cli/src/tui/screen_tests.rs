@@ -198,6 +198,7 @@ fn permission_dialog_for_a_command() {
     screen.event(AgentEvent::PermissionRequest {
         call: shell,
         reason: "runs a command that is not read-only".into(),
+        suggestion: Some("Bash(cargo test *)".into()),
     });
     insta::assert_snapshot!("permission_dialog", screen.text());
 
@@ -226,7 +227,7 @@ fn permission_keys_answer_once_always_and_escape() {
         let mut screen = Screen::new(60, 12);
         let shell = call("s1", "shell", json!({"command": "make"}));
         screen.event(AgentEvent::ToolCallStarted { call: shell.clone() });
-        screen.event(AgentEvent::PermissionRequest { call: shell, reason: String::new() });
+        screen.event(AgentEvent::PermissionRequest { call: shell, reason: String::new(), suggestion: None });
         let actions = screen.key(code);
         assert_eq!(actions, vec![Action::Op(AgentOp::Permission { call_id: "s1".into(), answer })]);
     }
@@ -308,7 +309,11 @@ fn tiny_terminal_20_by_5_stays_usable() {
     insta::assert_snapshot!("tiny_streaming", screen.text());
     let shell = call("s1", "shell", json!({"command": "cargo build --release --features local"}));
     screen.event(AgentEvent::ToolCallStarted { call: shell.clone() });
-    screen.event(AgentEvent::PermissionRequest { call: shell, reason: "runs a command".into() });
+    screen.event(AgentEvent::PermissionRequest {
+        call: shell,
+        reason: "runs a command".into(),
+        suggestion: None,
+    });
     insta::assert_snapshot!("tiny_dialog", screen.screen_text());
     assert!(screen.screen_text().contains("esc no"), "the answer keys stay visible");
     screen.key(KeyCode::Char('y'));

@@ -45,7 +45,10 @@ impl ShellOutcome {
         if output.len() < self.output.len() {
             output.push_str("\n[output cut]");
         }
-        format!("I ran a shell command myself: `{command}` ({status}). Its output:\n```\n{}\n```", output.trim_end())
+        format!(
+            "I ran a shell command myself: `{command}` ({status}). Its output:\n```\n{}\n```",
+            output.trim_end()
+        )
     }
 }
 
@@ -100,7 +103,9 @@ impl ShellJob {
     pub async fn finished(&mut self) -> ShellOutcome {
         match (&mut self.task).await {
             Ok(outcome) => outcome,
-            Err(error) => ShellOutcome { output: error.to_string(), exit_code: None, elapsed: Duration::ZERO },
+            Err(error) => {
+                ShellOutcome { output: error.to_string(), exit_code: None, elapsed: Duration::ZERO }
+            }
         }
     }
 }

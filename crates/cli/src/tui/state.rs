@@ -13,7 +13,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use lathe_protocol::{
-    AgentEvent, AgentOp, FileRewind, RewindAction, RunStats, StopCause, ToolCall, ToolResult, ToolStatus, UserTurn,
+    AgentEvent, AgentOp, FileRewind, RewindAction, RunStats, StopCause, ToolCall, ToolResult, ToolStatus,
+    UserTurn,
 };
 use ratatui::text::Line;
 
@@ -155,6 +156,8 @@ pub struct UiState {
     live: Vec<Line<'static>>,
     /// (stream revision, width, rows) the live rows were prepared for.
     live_key: Option<(usize, usize, usize)>,
+    /// Whether the last row handed to the scrollback was blank.
+    last_flushed_blank: bool,
 }
 
 impl UiState {
@@ -189,6 +192,7 @@ impl UiState {
             turns: Vec::new(),
             live: Vec::new(),
             live_key: None,
+            last_flushed_blank: true,
         }
     }
 
@@ -221,11 +225,22 @@ impl UiState {
         }
     }
 
+    /// Whether the last finished row is blank (or there is none yet).
+    fn ends_blank(&self) -> bool {
+        match self.history.last() {
+            Some(row) => row.width() == 0,
+            None => self.last_flushed_blank,
+        }
+    }
+
     /// Takes the finished rows for the scrollback.
     pub fn take_history(&mut self) -> Vec<Line<'static>> {
         if let Some(stream) = &mut self.stream {
             let rows = stream.take_committed();
             self.history.extend(rows);
+        }
+        if let Some(last) = self.history.last() {
+            self.last_flushed_blank = last.width() == 0;
         }
         std::mem::take(&mut self.history)
     }
@@ -326,6 +341,9 @@ impl UiState {
         if self.stream.as_ref().is_some_and(|s| s.tone() != tone) {
             self.finish_stream();
         }
+        if self.stream.is_none() && !self.ends_blank() {
+            self.history.push(Line::default());
+        }
         let width = self.width;
         let stream = self.stream.get_or_insert_with(|| MarkdownStream::new(tone, width));
         stream.push(text);
@@ -341,7 +359,13 @@ impl UiState {
     pub fn on_event(&mut self, event: AgentEvent, now: Instant) -> Vec<Action> {
         match event {
             AgentEvent::SessionStarted {
-                session_id, model, provider, cwd, permission_mode, resumed_turns, ..
+                session_id,
+                model,
+                provider,
+                cwd,
+                permission_mode,
+                resumed_turns,
+                ..
             } => {
                 if resumed_turns > 0 {
                     let text = format!(
@@ -502,7 +526,9 @@ impl UiState {
 
     /// The files a rewind to `turn` changes, from the last turn list.
     pub(super) fn rewind_files(&self, turn: u32) -> (String, Vec<(String, String)>) {
-        let Some(entry) = self.turns.iter().find(|t| t.turn == turn) else { return (String::new(), Vec::new()) };
+        let Some(entry) = self.turns.iter().find(|t| t.turn == turn) else {
+            return (String::new(), Vec::new());
+        };
         let files = entry.files.iter().map(|f| (f.path.clone(), action_name(f.action).to_string())).collect();
         (entry.prompt.clone(), files)
     }

@@ -68,16 +68,6 @@ impl MarkdownStream {
         self.tone
     }
 
-    /// Characters received so far.
-    pub fn chars(&self) -> usize {
-        self.chars
-    }
-
-    /// Whether nothing has been received.
-    pub fn is_empty(&self) -> bool {
-        self.chars == 0
-    }
-
     /// Renders later rows at `width` cells (rows already committed stay as they are).
     pub fn set_width(&mut self, width: usize) {
         self.width = width.max(1);
@@ -113,6 +103,7 @@ impl MarkdownStream {
     }
 
     /// The live tail as it should be drawn now.
+    #[cfg(test)]
     pub fn live(&self) -> Vec<Line<'static>> {
         if self.fence.is_some() {
             return self.tone_rows(self.fence_tail());

@@ -41,6 +41,7 @@ impl<B: Backend> InlineTerminal<B> {
     }
 
     /// The backend (for tests).
+    #[cfg(test)]
     pub fn backend(&self) -> &B {
         &self.backend
     }

@@ -72,11 +72,6 @@ pub fn diff_removed() -> Style {
     Style::default().fg(Color::Red)
 }
 
-/// A hunk header of a diff.
-pub fn diff_hunk() -> Style {
-    Style::default().fg(Color::Cyan)
-}
-
 /// The highlighted row of a list (completion, pickers).
 pub fn selected() -> Style {
     Style::default().fg(Color::Cyan).add_modifier(Modifier::BOLD)

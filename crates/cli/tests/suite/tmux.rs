@@ -68,16 +68,6 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
-    /// The visible screen only.
-    pub fn screen(&self) -> String {
-        let out = self
-            .command()
-            .args(["capture-pane", "-p", "-t", "ui"])
-            .output()
-            .unwrap_or_else(|e| panic!("tmux capture-pane: {e}"));
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
     /// Waits until the pane (with scrollback) shows `needle`; returns the capture.
     pub fn wait_for(&self, needle: &str, timeout: Duration) -> String {
         self.wait_until(timeout, &format!("`{needle}` on the pane"), |text| text.contains(needle))

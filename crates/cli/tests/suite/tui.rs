@@ -28,7 +28,8 @@ fn setup() -> Setup {
     std::fs::create_dir_all(&home).expect("home");
     std::fs::create_dir_all(&workspace).expect("ws");
     std::fs::write(home.join("config.toml"), "[retry]\nmax_retries = 0\n").expect("config");
-    let mark = format!("e2e-{}", uuid::Uuid::new_v4());
+    let name = tmp.path().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mark = format!("e2e-{}-{name}", std::process::id());
     Setup { tmp, home, workspace, mark }
 }
 
@@ -179,11 +180,16 @@ async fn ctrl_c_stops_a_running_command_and_the_next_prompt_is_answered() {
         pane.wait_for("Interrupted", WAIT);
         pane.type_text("are you there?");
         pane.keys(&["Enter"]);
-        let answered = pane.wait_until(Duration::from_secs(3).saturating_sub(pressed.elapsed()), "the answer", |text| {
-            text.contains("Still here.")
-        });
+        let answered =
+            pane.wait_until(Duration::from_secs(3).saturating_sub(pressed.elapsed()), "the answer", |text| {
+                text.contains("Still here.")
+            });
         assert!(answered.contains("shell sleep 30 · interrupted"), "{answered}");
-        assert_eq!(marked_processes(&["sleep", "30"], &mark), Vec::<u32>::new(), "the command's process is gone");
+        assert_eq!(
+            marked_processes(&["sleep", "30"], &mark),
+            Vec::<u32>::new(),
+            "the command's process is gone"
+        );
 
         pane.type_text("/quit");
         pane.keys(&["Enter"]);
