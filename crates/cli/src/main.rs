@@ -89,9 +89,16 @@ async fn run(cli: Cli) -> u8 {
         None => {}
     }
     let Some(mut prompt) = cli.prompt.clone() else {
-        if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        let not_a_terminal = if !std::io::stdin().is_terminal() {
+            Some("stdin")
+        } else if !std::io::stdout().is_terminal() {
+            Some("stdout")
+        } else {
+            None
+        };
+        if let Some(stream) = not_a_terminal {
             eprintln!(
-                "lathe: error: the interactive UI needs a terminal (stdin and stdout); run a task headless \
+                "lathe: error: {stream} is not a terminal, which the interactive UI needs; run a task headless \
                  with `lathe -p \"<prompt>\"` (piped input is appended to the prompt)"
             );
             return EXIT_USAGE;

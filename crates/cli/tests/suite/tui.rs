@@ -3,7 +3,7 @@
 //! session file.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use lathe_mock::{MockServer, Mode, Script};
@@ -198,17 +198,4 @@ async fn ctrl_c_stops_a_running_command_and_the_next_prompt_is_answered() {
     })
     .await
     .expect("scenario");
-}
-
-#[test]
-fn without_a_terminal_lathe_says_to_use_print_mode() {
-    let out = Command::new(env!("CARGO_BIN_EXE_lathe"))
-        .env("LATHE_HOME", std::env::temp_dir().join("lathe-no-home"))
-        .stdin(Stdio::null())
-        .output()
-        .expect("run lathe");
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("-p"), "{stderr}");
-    assert!(stderr.contains("terminal"), "{stderr}");
 }
