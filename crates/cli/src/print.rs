@@ -87,7 +87,7 @@ impl Printer {
                 "type": "retry", "attempt": info.attempt, "max_retries": info.max_retries,
                 "delay_ms": info.delay_ms, "reason": info.error.kind(), "message": info.describe(),
             })),
-            AgentEvent::Usage { last, stats } => line(&json!({
+            AgentEvent::Usage { last, stats, .. } => line(&json!({
                 "type": "usage", "input_tokens": last.input_tokens, "output_tokens": last.output_tokens,
                 "cache_read_tokens": last.cache_read_input_tokens, "cache_write_tokens": last.cache_creation_input_tokens,
                 "total_cost_usd": stats.cost_usd,

@@ -103,6 +103,8 @@ pub struct Busy {
     pub started: Instant,
     /// Output tokens reported for this run so far.
     pub reported_tokens: u64,
+    /// The session's output tokens when the run started.
+    pub base_output: u64,
     /// Characters streamed since the last usage report (estimated at 4 per token).
     pub streamed_chars: usize,
 }
@@ -120,9 +122,8 @@ pub struct UiState {
     pub width: usize,
     /// Session facts for the status line.
     pub session: SessionView,
-    /// Totals of finished runs plus the current one.
-    pub(super) finished_runs: RunStats,
-    pub(super) current_run: RunStats,
+    /// Session totals, as the last usage report gave them.
+    pub(super) totals: RunStats,
     /// Input tokens of the last request (context in use).
     pub context_tokens: u64,
     history: Vec<Line<'static>>,
@@ -170,8 +171,7 @@ impl UiState {
         UiState {
             width: usize::from(width.max(1)),
             session,
-            finished_runs: RunStats::default(),
-            current_run: RunStats::default(),
+            totals: RunStats::default(),
             context_tokens: 0,
             history: Vec::new(),
             stream: None,
@@ -199,8 +199,7 @@ impl UiState {
     /// Forgets the previous session's totals and turn state (a new or resumed session opens).
     pub fn reset_session(&mut self) {
         self.finish_stream();
-        self.finished_runs = RunStats::default();
-        self.current_run = RunStats::default();
+        self.totals = RunStats::default();
         self.context_tokens = 0;
         self.calls.clear();
         self.running.clear();
@@ -210,19 +209,9 @@ impl UiState {
         self.turns.clear();
     }
 
-    /// Session totals: finished runs plus the one in progress.
+    /// Session totals: tokens, requests, estimated cost.
     pub fn totals(&self) -> RunStats {
-        let (a, b) = (&self.finished_runs, &self.current_run);
-        RunStats {
-            turns: a.turns + b.turns,
-            tool_calls: a.tool_calls + b.tool_calls,
-            input_tokens: a.input_tokens + b.input_tokens,
-            output_tokens: a.output_tokens + b.output_tokens,
-            cache_read_tokens: a.cache_read_tokens + b.cache_read_tokens,
-            cache_write_tokens: a.cache_write_tokens + b.cache_write_tokens,
-            cost_usd: a.cost_usd + b.cost_usd,
-            duration_ms: a.duration_ms + b.duration_ms,
-        }
+        self.totals
     }
 
     /// Whether the last finished row is blank (or there is none yet).
@@ -314,8 +303,8 @@ impl UiState {
 
     /// Marks the start of a turn for `prompt` (already shown by the caller).
     pub fn start_turn(&mut self, now: Instant) {
-        self.busy = Some(Busy { started: now, reported_tokens: 0, streamed_chars: 0 });
-        self.current_run = RunStats::default();
+        let base_output = self.totals.output_tokens;
+        self.busy = Some(Busy { started: now, reported_tokens: 0, base_output, streamed_chars: 0 });
     }
 
     /// Shows a prompt in the transcript.
@@ -433,14 +422,14 @@ impl UiState {
                 self.push_rows(rows);
             }
             AgentEvent::Retry(info) => self.flash(info.describe(), now),
-            AgentEvent::Usage { last, stats } => {
-                self.current_run = stats;
-                self.context_tokens = last.input_tokens.unwrap_or(0)
-                    + last.cache_read_input_tokens.unwrap_or(0)
-                    + last.cache_creation_input_tokens.unwrap_or(0)
-                    + last.output_tokens.unwrap_or(0);
+            AgentEvent::Usage { stats, context_tokens, context_window, .. } => {
+                self.totals = stats;
+                self.context_tokens = context_tokens;
+                if context_window > 0 {
+                    self.session.context_window = Some(context_window);
+                }
                 if let Some(busy) = &mut self.busy {
-                    busy.reported_tokens = stats.output_tokens;
+                    busy.reported_tokens = stats.output_tokens.saturating_sub(busy.base_output);
                     busy.streamed_chars = 0;
                 }
             }
@@ -448,7 +437,7 @@ impl UiState {
                 self.finish_stream();
                 self.push_notice(NoticeKind::Warning, &message);
             }
-            AgentEvent::Finished { cause, stats, .. } => return self.finished(cause, stats, now),
+            AgentEvent::Finished { cause, .. } => return self.finished(cause, now),
         }
         Vec::new()
     }
@@ -475,7 +464,7 @@ impl UiState {
         self.push_rows(rows);
     }
 
-    fn finished(&mut self, cause: StopCause, stats: RunStats, now: Instant) -> Vec<Action> {
+    fn finished(&mut self, cause: StopCause, now: Instant) -> Vec<Action> {
         self.finish_stream();
         self.dialog = None;
         for running in std::mem::take(&mut self.running) {
@@ -491,17 +480,6 @@ impl UiState {
             }
             other => self.push_notice(NoticeKind::Error, &crate::print::describe(other)),
         }
-        self.finished_runs = RunStats {
-            turns: self.finished_runs.turns + stats.turns,
-            tool_calls: self.finished_runs.tool_calls + stats.tool_calls,
-            input_tokens: self.finished_runs.input_tokens + stats.input_tokens,
-            output_tokens: self.finished_runs.output_tokens + stats.output_tokens,
-            cache_read_tokens: self.finished_runs.cache_read_tokens + stats.cache_read_tokens,
-            cache_write_tokens: self.finished_runs.cache_write_tokens + stats.cache_write_tokens,
-            cost_usd: self.finished_runs.cost_usd + stats.cost_usd,
-            duration_ms: self.finished_runs.duration_ms + stats.duration_ms,
-        };
-        self.current_run = RunStats::default();
         self.busy = None;
         self.calls.clear();
         match self.queued.pop_front() {

@@ -166,11 +166,10 @@ pub fn status_line(state: &UiState, width: usize) -> Line<'static> {
     };
     let mut parts: Vec<(String, Style)> =
         vec![(state.session.model.clone(), theme::dim()), (mode.clone(), mode_style)];
-    match state.session.context_window {
-        Some(window) if window > 0 => {
-            parts.push((format!("ctx {}%", (state.context_tokens * 100 / window).min(100)), theme::dim()));
-        }
-        _ => parts.push((format!("ctx {}", human_count(state.context_tokens)), theme::dim())),
+    if let Some(window) = state.session.context_window.filter(|w| *w > 0) {
+        let percent = (state.context_tokens * 100 / window).min(100);
+        let style = if percent >= 80 { theme::warning() } else { theme::dim() };
+        parts.push((format!("ctx {percent}%"), style));
     }
     parts.push((format!("{} tokens", human_count(totals.input_tokens + totals.output_tokens)), theme::dim()));
     parts.push((format!("${:.2}", totals.cost_usd), theme::dim()));
