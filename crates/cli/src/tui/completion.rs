@@ -82,6 +82,13 @@ impl Completion {
         let word = &text[start..cursor];
         let typed = word.strip_prefix('@')?;
         let candidates = paths(cwd, typed);
+        // A complete file name needs no list.
+        if let [only] = candidates.as_slice()
+            && only.replacement == format!("{word} ").trim_end()
+            && !only.replacement.ends_with('/')
+        {
+            return None;
+        }
         (!candidates.is_empty()).then_some(Completion {
             kind: CompletionKind::Path,
             range: start..cursor,

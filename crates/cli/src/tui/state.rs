@@ -309,7 +309,8 @@ impl UiState {
 
     /// Shows a prompt in the transcript.
     pub fn show_prompt(&mut self, prompt: &str) {
-        let mut rows = vec![Line::default()];
+        self.finish_stream();
+        let mut rows = if self.ends_blank() { Vec::new() } else { vec![Line::default()] };
         rows.extend(cells::user_prompt(prompt, self.width));
         rows.push(Line::default());
         self.push_rows(rows);
@@ -356,13 +357,16 @@ impl UiState {
                 resumed_turns,
                 ..
             } => {
-                if resumed_turns > 0 {
-                    let text = format!(
-                        "Resumed session {session_id}: {resumed_turns} earlier prompt{} (/rewind lists them).",
+                let text = if resumed_turns > 0 {
+                    format!(
+                        "Resumed session {session_id}: {resumed_turns} earlier prompt{} (/rewind lists them) · {model} \
+                         ({provider}) · {cwd}",
                         if resumed_turns == 1 { "" } else { "s" }
-                    );
-                    self.push_notice(NoticeKind::Info, &text);
-                }
+                    )
+                } else {
+                    format!("Lathe · {model} ({provider}) · {cwd} · /help lists commands and keys")
+                };
+                self.push_notice(NoticeKind::Info, &text);
                 self.session.session_id = session_id;
                 self.session.model = model;
                 self.session.provider = provider;
@@ -382,7 +386,8 @@ impl UiState {
             }
             AgentEvent::Rewound { turn, prompt, files } => {
                 self.overlay = None;
-                self.push_notice(NoticeKind::Info, &rewound_text(turn, &files));
+                let text = rewound_text(&self.session.cwd, turn, &files);
+                self.push_notice(NoticeKind::Info, &text);
                 self.input.set_text(&prompt);
             }
             AgentEvent::TurnStarted { .. } => {
@@ -526,13 +531,21 @@ fn action_name(action: RewindAction) -> &'static str {
     }
 }
 
-fn rewound_text(turn: u32, files: &[FileRewind]) -> String {
+/// `path` relative to the workspace `cwd` when inside it.
+fn shown_path(cwd: &str, path: &str) -> String {
+    match std::path::Path::new(path).strip_prefix(cwd) {
+        Ok(relative) if !cwd.is_empty() && !relative.as_os_str().is_empty() => relative.display().to_string(),
+        _ => path.to_string(),
+    }
+}
+
+fn rewound_text(cwd: &str, turn: u32, files: &[FileRewind]) -> String {
     let mut text = format!("Rewound to before prompt {turn}; the prompt is back in the editor.");
     if files.is_empty() {
         text.push_str(" No files changed.");
     }
     for file in files {
-        text.push_str(&format!("\n{} {}", action_name(file.action), file.path));
+        text.push_str(&format!("\n{} {}", action_name(file.action), shown_path(cwd, &file.path)));
     }
     text
 }

@@ -58,6 +58,18 @@ impl Tmux {
         assert!(status.is_ok_and(|s| s.success()), "tmux send-keys failed");
     }
 
+    /// Loads `file` into tmux's paste buffer.
+    pub fn load_buffer(&self, file: &Path) {
+        let status = self.command().arg("load-buffer").arg(file).status();
+        assert!(status.is_ok_and(|s| s.success()), "tmux load-buffer failed");
+    }
+
+    /// Pastes the buffer into the pane as a bracketed paste (when the program asked for one).
+    pub fn paste(&self) {
+        let status = self.command().args(["paste-buffer", "-p", "-t", "ui"]).status();
+        assert!(status.is_ok_and(|s| s.success()), "tmux paste-buffer failed");
+    }
+
     /// The pane's scrollback and screen as text, wrapped lines joined.
     pub fn capture(&self) -> String {
         let out = self

@@ -199,3 +199,99 @@ async fn ctrl_c_stops_a_running_command_and_the_next_prompt_is_answered() {
     .await
     .expect("scenario");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_without_an_id_picks_an_earlier_session_and_continues_it() {
+    let setup = setup();
+    let server = scripted(json!([{"text": "Noted: 42."}, {"text": "It was 42."}])).await;
+    let earlier = Command::new(env!("CARGO_BIN_EXE_lathe"))
+        .args(["-p", "remember the number 42", "--provider", "anthropic", "--base-url", &server.url()])
+        .current_dir(&setup.workspace)
+        .env("LATHE_HOME", &setup.home)
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("LATHE_PROVIDER")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("headless run");
+    assert_eq!(earlier.status.code(), Some(0), "{}", String::from_utf8_lossy(&earlier.stderr));
+    let script = pane_script(&setup, &server, &["--resume"]);
+    let server = std::sync::Arc::new(server);
+    let seen = server.clone();
+    let dir = setup.tmp.path().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let pane = Tmux::start(&dir, 100, 30, &script);
+        pane.wait_for("Resume a session", WAIT);
+        pane.wait_for("remember the number 42", WAIT);
+        pane.keys(&["Enter"]);
+        pane.wait_for("Resumed session", WAIT);
+        pane.type_text("what was it?");
+        pane.keys(&["Enter"]);
+        pane.wait_for("It was 42.", WAIT);
+        let sent = seen.requests().last().map(|r| r.body["messages"].to_string()).unwrap_or_default();
+        assert!(sent.contains("remember the number 42") && sent.contains("what was it?"), "{sent}");
+        pane.type_text("/quit");
+        pane.keys(&["Enter"]);
+        let after = pane.wait_for("lathe exited with status", WAIT);
+        assert!(after.contains("lathe exited with status 0"), "{after}");
+    })
+    .await
+    .expect("scenario");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ten_megabyte_paste_is_refused_and_the_ui_stays_usable() {
+    let setup = setup();
+    let server = scripted(json!([{"text": "Small prompts work."}])).await;
+    let script = pane_script(&setup, &server, &[]);
+    let paste = setup.tmp.path().join("paste.txt");
+    let line = format!("{}\n", "y".repeat(99));
+    std::fs::write(&paste, line.repeat(10 * 1024 * 1024 / line.len())).expect("paste file");
+    let dir = setup.tmp.path().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let pane = Tmux::start(&dir, 100, 30, &script);
+        pane.wait_for("claude-sonnet-4-5 · default", WAIT);
+        pane.load_buffer(&paste);
+        pane.paste();
+        pane.wait_for("paste of 10.0 MB refused: the limit is 1 MB", WAIT);
+        pane.type_text("a small prompt");
+        pane.keys(&["Enter"]);
+        pane.wait_for("Small prompts work.", WAIT);
+        pane.type_text("/quit");
+        pane.keys(&["Enter"]);
+        let after = pane.wait_for("lathe exited with status", WAIT);
+        assert!(after.contains("lathe exited with status 0"), "{after}");
+    })
+    .await
+    .expect("scenario");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_restores_the_terminal() {
+    let setup = setup();
+    let server = scripted(json!([])).await;
+    let script = pane_script(&setup, &server, &[]);
+    let argv = [
+        env!("CARGO_BIN_EXE_lathe").to_string(),
+        "--provider".into(),
+        "anthropic".into(),
+        "--base-url".into(),
+        server.url(),
+    ];
+    let mark = setup.mark.clone();
+    let dir = setup.tmp.path().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let pane = Tmux::start(&dir, 100, 30, &script);
+        pane.wait_for("claude-sonnet-4-5 · default", WAIT);
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        let pids = marked_processes(&argv, &mark);
+        assert_eq!(pids.len(), 1, "one lathe process: {pids:?}");
+        let status = Command::new("kill").arg("-TERM").arg(pids[0].to_string()).status().expect("kill");
+        assert!(status.success());
+        let after = pane.wait_for("lathe exited with status", WAIT);
+        assert!(after.contains("lathe exited with status 143"), "{after}");
+        let words: Vec<String> = stty_flags(&after).split_whitespace().map(str::to_string).collect();
+        assert!(words.iter().any(|w| w == "icanon") && words.iter().any(|w| w == "echo"), "{after}");
+    })
+    .await
+    .expect("scenario");
+}
