@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # Installs what building and testing Lathe needs and a fresh Debian machine lacks: cmake and libclang
 # (llama.cpp is built by cmake; its Rust bindings are generated with libclang), bubblewrap (the OS
-# sandbox of shell commands, exercised by the sandbox tests), and the commands the tests drive: git,
-# and `script` (util-linux, Debian package bsdutils), which gives lathe a real terminal. A no-op when
-# they are already there.
+# sandbox of shell commands, exercised by the sandbox tests), tmux (the terminal UI's end-to-end tests
+# drive the real binary in a tmux pane), and the commands the tests drive: git, and `script`
+# (util-linux, Debian package bsdutils), which gives lathe a real terminal. A no-op when they are
+# already there.
 set -euo pipefail
 
 missing=()
-for package in cmake libclang-dev bubblewrap; do
+for package in cmake libclang-dev bubblewrap tmux; do
   if command -v dpkg-query >/dev/null 2>&1; then
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing+=("$package")
-  elif [ "$package" = cmake ] || [ "$package" = bubblewrap ]; then
-    binary=$([ "$package" = cmake ] && echo cmake || echo bwrap)
+  elif [ "$package" != libclang-dev ]; then
+    binary=$([ "$package" = bubblewrap ] && echo bwrap || echo "$package")
     command -v "$binary" >/dev/null 2>&1 || missing+=("$package")
   fi
 done

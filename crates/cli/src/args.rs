@@ -41,6 +41,10 @@ pub struct Cli {
     #[arg(short = 'p', long = "print", value_name = "PROMPT")]
     pub prompt: Option<String>,
 
+    /// Start the interactive UI with this first prompt (`lathe` alone starts it empty).
+    #[arg(value_name = "FIRST_PROMPT")]
+    pub first_prompt: Option<String>,
+
     /// Output format of headless mode.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub output_format: OutputFormat,

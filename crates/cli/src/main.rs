@@ -1,4 +1,5 @@
-//! The `lathe` binary: argument parsing and the headless front end (print mode).
+//! The `lathe` binary: argument parsing, the headless front end (print mode) and the interactive
+//! terminal UI ([`tui`]).
 //!
 //! Flow: parse flags → start a session with `lathe_core::host::SessionBuilder` (config layers,
 //! provider, session, system prompt, tools) → send the prompt as an op while the printer consumes
@@ -11,6 +12,7 @@ mod model;
 mod print;
 mod sessions;
 mod stdin;
+mod tui;
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -98,17 +100,26 @@ async fn run(cli: Cli) -> u8 {
     let format = cli.output_format;
     let usage = |message: &str| failure::report(format, failure::USAGE, message, EXIT_USAGE);
     let Some(mut prompt) = cli.prompt.clone() else {
-        if !std::io::stdin().is_terminal() {
-            return usage(
-                "stdin is not a terminal; run a task headless with `lathe -p \"<prompt>\"` (piped input is \
-                 appended to the prompt)",
-            );
+        let not_a_terminal = if !std::io::stdin().is_terminal() {
+            Some("stdin")
+        } else if !std::io::stdout().is_terminal() {
+            Some("stdout")
+        } else {
+            None
+        };
+        if let Some(stream) = not_a_terminal {
+            return usage(&format!(
+                "{stream} is not a terminal, which the interactive UI needs; run a task headless with \
+                 `lathe -p \"<prompt>\"` (piped input is appended to the prompt)"
+            ));
         }
-        return usage(
-            "the interactive terminal UI is not available in this build; run a task headless with \
-             `lathe -p \"<prompt>\"` (see --help)",
-        );
+        return tui::run(cli.flags(), cli.first_prompt.clone()).await;
     };
+    if cli.first_prompt.is_some() {
+        return usage(
+            "give the prompt once: `lathe -p \"<prompt>\"` runs headless, `lathe \"<prompt>\"` in the UI",
+        );
+    }
     match stdin::read_piped(stdin::STDIN_WAIT) {
         stdin::Piped::Text(piped) if !piped.trim().is_empty() => {
             prompt.push_str("\n\n");

@@ -130,7 +130,7 @@ impl Printer {
                 "delay_ms": info.delay_ms, "reason": info.error.kind(), "message": info.describe(),
                 "discards_partial": info.discards_partial,
             })),
-            AgentEvent::Usage { last, stats } => line(&json!({
+            AgentEvent::Usage { last, stats, .. } => line(&json!({
                 "type": "usage", "input_tokens": last.input_tokens, "output_tokens": last.output_tokens,
                 "cache_read_tokens": last.cache_read_input_tokens, "cache_write_tokens": last.cache_creation_input_tokens,
                 "total_cost_usd": stats.cost_usd,

@@ -441,7 +441,20 @@ impl Agent {
         self.stats.cache_read_tokens += tokens(usage.cache_read_input_tokens);
         self.stats.cache_write_tokens += tokens(usage.cache_creation_input_tokens);
         self.stats.cost_usd += estimate_cost(&self.settings.model_info, usage);
-        let _ = events.send(AgentEvent::Usage { last: *usage, stats: self.stats });
+        let info = &self.settings.model_info;
+        let prompt = if info.input_includes_cache_reads {
+            tokens(usage.input_tokens)
+        } else {
+            tokens(usage.input_tokens)
+                + tokens(usage.cache_read_input_tokens)
+                + tokens(usage.cache_creation_input_tokens)
+        };
+        let _ = events.send(AgentEvent::Usage {
+            last: *usage,
+            stats: self.stats,
+            context_tokens: prompt + tokens(usage.output_tokens),
+            context_window: u64::from(info.context_window),
+        });
     }
 
     /// The pairing guard (ARCHITECTURE.md §4.1): answers every call still without a result with an

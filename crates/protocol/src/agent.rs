@@ -86,8 +86,16 @@ pub enum AgentEvent {
     Usage {
         /// The last response's usage.
         last: Usage,
-        /// Totals of this run.
+        /// Totals of every run of this session so far (since it was opened).
         stats: RunStats,
+        /// Tokens of the model's context window the last request and its response fill: the
+        /// prompt (with cache reads and writes, counted once whatever the provider's accounting)
+        /// plus the output.
+        #[serde(default)]
+        context_tokens: u64,
+        /// The model's context window in tokens, from the model catalog (0 when unknown).
+        #[serde(default)]
+        context_window: u64,
     },
     /// The permission mode changed (recorded in the ledger as a mode-change meta item).
     ModeChanged {

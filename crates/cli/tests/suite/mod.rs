@@ -8,3 +8,5 @@ mod msrv;
 mod permissions;
 mod replay;
 mod sessions;
+mod tmux;
+mod tui;

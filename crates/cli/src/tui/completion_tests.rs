@@ -1,0 +1,39 @@
+use super::*;
+use pretty_assertions::assert_eq;
+
+fn labels(completion: &Completion) -> Vec<String> {
+    completion.candidates.iter().map(|c| c.label.clone()).collect()
+}
+
+#[test]
+fn slash_names_complete_while_the_line_is_one_word() {
+    let mut input = InputEditor::default();
+    input.insert("/re");
+    let completion = Completion::for_input(&input, Path::new("/"));
+    assert_eq!(completion.as_ref().map(labels), Some(vec!["/resume".to_string(), "/rewind".into()]));
+    input.insert(" x");
+    assert_eq!(Completion::for_input(&input, Path::new("/")), None);
+}
+
+#[test]
+fn at_paths_list_matching_entries_one_level_at_a_time() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(dir.path().join("src/bin")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.path().join("src/lib.rs"), "").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.path().join("README.md"), "").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.path().join(".hidden"), "").unwrap_or_else(|e| panic!("{e}"));
+    let mut input = InputEditor::default();
+    input.insert("look at @");
+    let completion = Completion::for_input(&input, dir.path());
+    assert_eq!(completion.as_ref().map(labels), Some(vec!["README.md".to_string(), "src/".into()]));
+    input.insert("src/");
+    let completion = Completion::for_input(&input, dir.path());
+    assert_eq!(completion.as_ref().map(labels), Some(vec!["src/bin/".to_string(), "src/lib.rs".into()]));
+    assert_eq!(completion.as_ref().map(|c| c.range.clone()), Some(8..13));
+    assert_eq!(
+        completion.and_then(|c| c.chosen().map(|c| c.replacement.clone())),
+        Some("@src/bin/".to_string())
+    );
+    input.insert("nothing");
+    assert_eq!(Completion::for_input(&input, dir.path()), None);
+}

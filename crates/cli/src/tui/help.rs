@@ -1,0 +1,81 @@
+//! The texts of `/help`, `/cost` and `/status`.
+
+use lathe_protocol::RunStats;
+use ratatui::text::{Line, Span};
+
+use super::slash::COMMANDS;
+use super::state::SessionView;
+use super::theme;
+use super::wrap::wrap_words;
+
+/// The permission modes, in the order `/mode` lists them.
+pub const MODES: [&str; 5] = ["default", "accept-edits", "plan", "dont-ask", "bypass"];
+
+const KEYS: &[(&str, &str)] = &[
+    ("enter", "send the prompt"),
+    ("shift+enter, ctrl+j", "new line (or end the line with \\)"),
+    ("↑ ↓", "earlier prompts (all sessions)"),
+    ("tab", "complete /commands and @paths"),
+    ("@path", "mention a file"),
+    ("!command", "run a shell command yourself"),
+    ("shift+tab", "cycle the permission mode"),
+    ("esc, ctrl+c", "interrupt the model"),
+    ("ctrl+c twice, ctrl+d", "exit"),
+];
+
+/// `/help`: the commands, then the keys.
+pub fn rows(width: usize) -> Vec<Line<'static>> {
+    let mut rows = vec![Line::from(Span::styled("Commands", theme::key()))];
+    let name_width = COMMANDS.iter().map(|c| c.name.len() + c.argument.len() + 2).max().unwrap_or(0);
+    for command in COMMANDS {
+        let name = if command.argument.is_empty() {
+            format!("/{}", command.name)
+        } else {
+            format!("/{} {}", command.name, command.argument)
+        };
+        rows.extend(entry(&name, name_width, command.description, width));
+    }
+    rows.push(Line::default());
+    rows.push(Line::from(Span::styled("Keys", theme::key())));
+    let key_width = KEYS.iter().map(|(k, _)| k.chars().count()).max().unwrap_or(0);
+    for (key, what) in KEYS {
+        rows.extend(entry(key, key_width, what, width));
+    }
+    rows.push(Line::default());
+    rows
+}
+
+fn entry(name: &str, name_width: usize, description: &str, width: usize) -> Vec<Line<'static>> {
+    let first = vec![Span::raw("  "), Span::styled(format!("{name:<name_width$}  "), theme::selected())];
+    let rest = vec![Span::raw(" ".repeat(name_width + 4))];
+    wrap_words(&Line::from(Span::styled(description.to_string(), theme::dim())), width, &first, &rest)
+}
+
+/// `/cost`: tokens and the estimated cost so far.
+pub fn cost(totals: &RunStats) -> String {
+    format!(
+        "this session: {} input tokens ({} cache read, {} cache write), {} output tokens, {} model requests, \
+         {} tool calls, estimated ${:.4}",
+        totals.input_tokens,
+        totals.cache_read_tokens,
+        totals.cache_write_tokens,
+        totals.output_tokens,
+        totals.turns,
+        totals.tool_calls,
+        totals.cost_usd
+    )
+}
+
+/// `/status`: session, model, mode, context.
+pub fn status(session: &SessionView, context_tokens: u64, totals: &RunStats) -> String {
+    let context = match session.context_window {
+        Some(window) if window > 0 => {
+            format!("{context_tokens} of {window} tokens ({}%)", context_tokens * 100 / window)
+        }
+        _ => format!("{context_tokens} tokens"),
+    };
+    format!(
+        "session {}\nmodel {} ({})\npermission mode {}\nworkspace {}\ncontext {context}\ncost ${:.4}",
+        session.session_id, session.model, session.provider, session.mode, session.cwd, totals.cost_usd
+    )
+}

@@ -1,0 +1,87 @@
+//! Syntax highlighting of code blocks (syntect's bundled grammars with the pure-Rust regex engine).
+//!
+//! The grammar set is loaded once, on first use; [`prewarm`] starts that load on a background thread
+//! when the UI opens so the first code block does not pay for it. A [`CodeHighlighter`] keeps the
+//! parser state between lines, so a streamed block is highlighted line by line as each line
+//! completes and no line is ever highlighted twice. Only foreground colors are used: the terminal's
+//! own background stays. An unknown language (or none) gives plain text.
+
+use std::sync::LazyLock;
+
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use syntect::easy::HighlightLines;
+use syntect::highlighting::{FontStyle, Theme, ThemeSet};
+use syntect::parsing::SyntaxSet;
+
+static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(SyntaxSet::load_defaults_newlines);
+
+static THEME: LazyLock<Theme> = LazyLock::new(|| {
+    let mut themes = ThemeSet::load_defaults().themes;
+    themes.remove("base16-ocean.dark").unwrap_or_default()
+});
+
+/// Loads the grammars and the theme on a background thread.
+pub fn prewarm() {
+    let _ = std::thread::Builder::new().name("highlight-load".into()).spawn(|| {
+        LazyLock::force(&SYNTAXES);
+        LazyLock::force(&THEME);
+    });
+}
+
+/// Highlights the lines of one code block, in order.
+pub struct CodeHighlighter {
+    inner: Option<HighlightLines<'static>>,
+}
+
+impl CodeHighlighter {
+    /// A highlighter for the fence's info string (`rust`, `py`, `sh`, `rust,ignore`, …).
+    pub fn new(info: &str) -> Self {
+        let token = info.split([',', ' ', '{']).next().unwrap_or("").trim();
+        let token = match token {
+            "" => return CodeHighlighter { inner: None },
+            "sh" | "shell" | "zsh" | "console" => "bash",
+            "ts" | "typescript" | "tsx" | "jsx" => "js",
+            other => other,
+        };
+        let inner = SYNTAXES.find_syntax_by_token(token).map(|syntax| HighlightLines::new(syntax, &THEME));
+        CodeHighlighter { inner }
+    }
+
+    /// Highlights one line (without its newline) and advances the parser state.
+    pub fn line(&mut self, text: &str) -> Line<'static> {
+        let Some(inner) = &mut self.inner else {
+            return Line::from(text.to_string());
+        };
+        let with_newline = format!("{text}\n");
+        match inner.highlight_line(&with_newline, &SYNTAXES) {
+            Ok(regions) => {
+                let spans: Vec<Span<'static>> = regions
+                    .into_iter()
+                    .filter_map(|(style, piece)| {
+                        let piece = piece.trim_end_matches('\n');
+                        (!piece.is_empty()).then(|| Span::styled(piece.to_string(), convert(style)))
+                    })
+                    .collect();
+                Line::from(spans)
+            }
+            // A grammar error must not lose the line: show it plain from here on.
+            Err(_) => {
+                self.inner = None;
+                Line::from(text.to_string())
+            }
+        }
+    }
+}
+
+fn convert(style: syntect::highlighting::Style) -> Style {
+    let fg = style.foreground;
+    let mut out = Style::default().fg(Color::Rgb(fg.r, fg.g, fg.b));
+    if style.font_style.contains(FontStyle::BOLD) {
+        out = out.add_modifier(Modifier::BOLD);
+    }
+    if style.font_style.contains(FontStyle::ITALIC) {
+        out = out.add_modifier(Modifier::ITALIC);
+    }
+    out
+}

@@ -1,0 +1,125 @@
+use super::*;
+use crossterm::event::KeyEventState;
+use lathe_protocol::{AgentEvent, FileRewind, RewindAction, UserTurn};
+use pretty_assertions::assert_eq;
+
+fn state() -> UiState {
+    UiState::new(60, super::super::test_screen::session(), vec!["earlier".into()], std::env::temp_dir())
+}
+
+fn key(code: KeyCode, modifiers: KeyModifiers) -> KeyEvent {
+    KeyEvent { code, modifiers, kind: KeyEventKind::Press, state: KeyEventState::NONE }
+}
+
+#[test]
+fn shift_enter_and_ctrl_j_insert_newlines_enter_submits() {
+    let mut state = state();
+    let now = Instant::now();
+    state.on_key(key(KeyCode::Char('a'), KeyModifiers::NONE), now);
+    state.on_key(key(KeyCode::Enter, KeyModifiers::SHIFT), now);
+    state.on_key(key(KeyCode::Char('b'), KeyModifiers::NONE), now);
+    state.on_key(key(KeyCode::Char('j'), KeyModifiers::CONTROL), now);
+    state.on_key(key(KeyCode::Char('c'), KeyModifiers::NONE), now);
+    assert_eq!(state.input.text(), "a\nb\nc");
+    let actions = state.on_key(key(KeyCode::Enter, KeyModifiers::NONE), now);
+    assert_eq!(actions, vec![Action::Remember("a\nb\nc".into()), Action::Prompt("a\nb\nc".into())]);
+}
+
+#[test]
+fn a_trailing_backslash_continues_the_line() {
+    let mut state = state();
+    let now = Instant::now();
+    state.input.insert("one\\");
+    assert_eq!(state.on_key(key(KeyCode::Enter, KeyModifiers::NONE), now), Vec::new());
+    assert_eq!(state.input.text(), "one\n");
+}
+
+#[test]
+fn bang_runs_a_shell_command() {
+    let mut state = state();
+    state.input.insert("!ls -la");
+    let actions = state.submit(Instant::now());
+    assert_eq!(actions, vec![Action::Remember("!ls -la".into()), Action::Shell("ls -la".into())]);
+    assert!(state.shell.is_some());
+}
+
+#[test]
+fn up_recalls_history_and_release_events_are_ignored() {
+    let mut state = state();
+    let now = Instant::now();
+    state.on_key(key(KeyCode::Up, KeyModifiers::NONE), now);
+    assert_eq!(state.input.text(), "earlier");
+    let mut release = key(KeyCode::Char('x'), KeyModifiers::NONE);
+    release.kind = KeyEventKind::Release;
+    state.on_key(release, now);
+    assert_eq!(state.input.text(), "earlier");
+}
+
+#[test]
+fn slash_completion_runs_the_chosen_command_on_enter() {
+    let mut state = state();
+    let now = Instant::now();
+    for c in "/he".chars() {
+        state.on_key(key(KeyCode::Char(c), KeyModifiers::NONE), now);
+    }
+    assert!(state.completion.is_some());
+    let actions = state.on_key(key(KeyCode::Enter, KeyModifiers::NONE), now);
+    assert_eq!(actions, vec![Action::Remember("/help".into())]);
+    assert!(state.take_history().iter().any(|row| row.spans.iter().any(|s| s.content.contains("Commands"))));
+}
+
+#[test]
+fn rewind_goes_through_the_picker_and_a_confirmation_listing_the_files() {
+    let mut state = state();
+    let now = Instant::now();
+    state.input.insert("/rewind");
+    assert_eq!(state.submit(now), vec![Action::Remember("/rewind".into()), Action::ListTurns]);
+    let file = |path: &str, action| FileRewind { path: path.into(), action };
+    state.on_event(
+        AgentEvent::UserTurns {
+            turns: vec![
+                UserTurn {
+                    turn: 1,
+                    prompt: "create the file".into(),
+                    files: vec![file("/w/a.txt", RewindAction::Delete)],
+                },
+                UserTurn {
+                    turn: 2,
+                    prompt: "now edit it".into(),
+                    files: vec![file("/w/a.txt", RewindAction::Restore)],
+                },
+            ],
+        },
+        now,
+    );
+    state.on_key(key(KeyCode::Up, KeyModifiers::NONE), now);
+    assert_eq!(state.on_key(key(KeyCode::Enter, KeyModifiers::NONE), now), Vec::new());
+    let Some(Overlay::Rewind(confirm)) = &state.overlay else {
+        panic!("no confirmation: {:?}", state.overlay)
+    };
+    assert_eq!(confirm.files, vec![("/w/a.txt".to_string(), "deleted".to_string())]);
+    assert_eq!(state.on_key(key(KeyCode::Char('y'), KeyModifiers::NONE), now), vec![Action::Rewind(1)]);
+    assert!(state.overlay.is_none());
+    state.on_event(
+        AgentEvent::Rewound {
+            turn: 1,
+            prompt: "create the file".into(),
+            files: vec![file("/w/a.txt", RewindAction::Delete)],
+        },
+        now,
+    );
+    assert_eq!(state.input.text(), "create the file");
+}
+
+#[test]
+fn mode_command_checks_the_name() {
+    let mut state = state();
+    let now = Instant::now();
+    state.input.insert("/mode bypass");
+    assert_eq!(
+        state.submit(now),
+        vec![Action::Remember("/mode bypass".into()), Action::SetMode("bypass".into())]
+    );
+    state.input.insert("/mode yolo");
+    assert_eq!(state.submit(now), vec![Action::Remember("/mode yolo".into())]);
+}

@@ -1,0 +1,154 @@
+//! Slash commands: the table of commands (name, argument, one-line description), parsing of a
+//! typed line into a [`SlashCommand`], completion of a partly typed name, and the hint for an
+//! unknown one (which never reaches the model).
+
+/// One command of the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommandInfo {
+    /// Name without the slash.
+    pub name: &'static str,
+    /// Argument syntax, empty when it takes none.
+    pub argument: &'static str,
+    /// What it does, one line.
+    pub description: &'static str,
+}
+
+/// Every command, in the order `/help` lists them.
+pub const COMMANDS: &[CommandInfo] = &[
+    CommandInfo { name: "help", argument: "", description: "list commands and keys" },
+    CommandInfo {
+        name: "clear",
+        argument: "",
+        description: "start a new conversation (the old one stays saved)",
+    },
+    CommandInfo { name: "cost", argument: "", description: "tokens and estimated cost of this session" },
+    CommandInfo { name: "status", argument: "", description: "session, model, permission mode, context" },
+    CommandInfo { name: "model", argument: "[name]", description: "show or switch the model" },
+    CommandInfo {
+        name: "mode",
+        argument: "[mode]",
+        description: "show or set the permission mode (default, accept-edits, plan, dont-ask, bypass)",
+    },
+    CommandInfo {
+        name: "resume",
+        argument: "[id]",
+        description: "continue an earlier session of this directory",
+    },
+    CommandInfo {
+        name: "rewind",
+        argument: "",
+        description: "go back to an earlier prompt, restoring files",
+    },
+    CommandInfo { name: "quit", argument: "", description: "exit (also /exit)" },
+];
+
+/// A parsed command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SlashCommand {
+    /// `/help`
+    Help,
+    /// `/clear`
+    Clear,
+    /// `/cost`
+    Cost,
+    /// `/status`
+    Status,
+    /// `/model [name]`
+    Model(Option<String>),
+    /// `/mode [mode]`
+    Mode(Option<String>),
+    /// `/resume [id]`
+    Resume(Option<String>),
+    /// `/rewind`
+    Rewind,
+    /// `/quit`, `/exit`
+    Quit,
+}
+
+/// A line starting with `/` that is not a command.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SlashError {
+    /// No such command.
+    #[error("unknown command /{name}{}; /help lists the commands", suggestion.map(|s| format!(" (did you mean /{s}?)")).unwrap_or_default())]
+    Unknown {
+        /// What was typed after the slash.
+        name: String,
+        /// The closest known name.
+        suggestion: Option<&'static str>,
+    },
+    /// The command takes no argument.
+    #[error("/{name} takes no argument")]
+    UnexpectedArgument {
+        /// The command.
+        name: &'static str,
+    },
+}
+
+/// Whether `line` is meant as a command: `/` followed by a word of letters, digits and `-`
+/// (so a prompt starting with a path such as `/usr/bin/env is missing` goes to the model).
+pub fn is_command(line: &str) -> bool {
+    let Some(rest) = line.trim_start().strip_prefix('/') else { return false };
+    let word = rest.split(char::is_whitespace).next().unwrap_or("");
+    word.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '?')
+        && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '?')
+}
+
+/// Parses a line for which [`is_command`] holds.
+pub fn parse(line: &str) -> Result<SlashCommand, SlashError> {
+    let line = line.trim();
+    let line = line.strip_prefix('/').unwrap_or(line);
+    let (name, argument) = match line.split_once(char::is_whitespace) {
+        Some((name, argument)) => (name, Some(argument.trim().to_string()).filter(|a| !a.is_empty())),
+        None => (line, None),
+    };
+    let none = |command: SlashCommand, name: &'static str| match &argument {
+        Some(_) => Err(SlashError::UnexpectedArgument { name }),
+        None => Ok(command),
+    };
+    match name {
+        "help" | "?" => none(SlashCommand::Help, "help"),
+        "clear" | "new" => none(SlashCommand::Clear, "clear"),
+        "cost" => none(SlashCommand::Cost, "cost"),
+        "status" => none(SlashCommand::Status, "status"),
+        "model" => Ok(SlashCommand::Model(argument)),
+        "mode" | "permissions" => Ok(SlashCommand::Mode(argument)),
+        "resume" => Ok(SlashCommand::Resume(argument)),
+        "rewind" => none(SlashCommand::Rewind, "rewind"),
+        "quit" | "exit" => none(SlashCommand::Quit, "quit"),
+        other => Err(SlashError::Unknown { name: other.to_string(), suggestion: closest(other) }),
+    }
+}
+
+/// Commands whose name starts with the typed `prefix` (without the slash), in table order.
+pub fn complete(prefix: &str) -> Vec<CommandInfo> {
+    COMMANDS.iter().copied().filter(|command| command.name.starts_with(prefix)).collect()
+}
+
+/// The known name nearest to `typed` (edit distance at most 2), if any.
+fn closest(typed: &str) -> Option<&'static str> {
+    COMMANDS
+        .iter()
+        .map(|command| (distance(typed, command.name), command.name))
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, name)| name)
+}
+
+/// Levenshtein distance between two short strings.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut current = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != *cb);
+            current.push(substitution.min(previous[j + 1] + 1).min(current[j] + 1));
+        }
+        previous = current;
+    }
+    previous[b.len()]
+}
+
+#[cfg(test)]
+#[path = "slash_tests.rs"]
+mod tests;

@@ -1,0 +1,39 @@
+use super::*;
+use pretty_assertions::assert_eq;
+
+#[test]
+fn commands_parse_with_and_without_arguments() {
+    assert_eq!(parse("/help"), Ok(SlashCommand::Help));
+    assert_eq!(parse("  /model  gpt-4.1 "), Ok(SlashCommand::Model(Some("gpt-4.1".into()))));
+    assert_eq!(parse("/mode"), Ok(SlashCommand::Mode(None)));
+    assert_eq!(parse("/exit"), Ok(SlashCommand::Quit));
+    assert_eq!(parse("/cost now"), Err(SlashError::UnexpectedArgument { name: "cost" }));
+}
+
+#[test]
+fn unknown_commands_suggest_the_nearest() {
+    assert_eq!(
+        parse("/staus"),
+        Err(SlashError::Unknown { name: "staus".into(), suggestion: Some("status") })
+    );
+    assert_eq!(
+        parse("/frobnicate"),
+        Err(SlashError::Unknown { name: "frobnicate".into(), suggestion: None })
+    );
+}
+
+#[test]
+fn paths_are_prompts_not_commands() {
+    assert!(is_command("/help"));
+    assert!(is_command("/rewind "));
+    assert!(!is_command("/usr/bin/env is missing"));
+    assert!(!is_command("/"));
+    assert!(!is_command("why /help?"));
+}
+
+#[test]
+fn completion_filters_by_prefix() {
+    let names: Vec<&str> = complete("mo").iter().map(|c| c.name).collect();
+    assert_eq!(names, vec!["model", "mode"]);
+    assert_eq!(complete("").len(), COMMANDS.len());
+}

@@ -1,0 +1,297 @@
+//! The terminal UI end to end: the real binary in a tmux pane against `lathe-mock`, driven by
+//! keystrokes, checked by what the pane shows, the files and processes left behind, and the
+//! session file.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use lathe_mock::{MockServer, Mode, Script};
+use serde_json::{Value, json};
+
+use super::tmux::{Tmux, wait_until};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+struct Setup {
+    tmp: tempfile::TempDir,
+    home: PathBuf,
+    workspace: PathBuf,
+    /// Set in the environment of lathe (and so of every command it runs).
+    mark: String,
+}
+
+fn setup() -> Setup {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path().join("home");
+    let workspace = tmp.path().join("ws");
+    std::fs::create_dir_all(&home).expect("home");
+    std::fs::create_dir_all(&workspace).expect("ws");
+    std::fs::write(home.join("config.toml"), "[retry]\nmax_retries = 0\n").expect("config");
+    let name = tmp.path().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mark = format!("e2e-{}-{name}", std::process::id());
+    Setup { tmp, home, workspace, mark }
+}
+
+async fn scripted(turns: Value) -> MockServer {
+    let script = Script::from_json(&json!({ "turns": turns }).to_string()).expect("script");
+    MockServer::start(Mode::Scripted(script)).await.expect("mock")
+}
+
+/// A script for the pane: lathe with `args`, then its exit status and the terminal's modes, then
+/// an idle wait so the pane stays open to be read.
+fn pane_script(setup: &Setup, server: &MockServer, args: &[&str]) -> PathBuf {
+    let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+    let args: Vec<String> = args.iter().map(|a| quote(a)).collect();
+    let script = format!(
+        "#!/bin/sh\nexport LATHE_HOME={home}\nexport LATHE_E2E_MARK={mark}\nunset ANTHROPIC_API_KEY OPENAI_API_KEY \
+         LATHE_PROVIDER LATHE_MODEL LATHE_PERMISSION_MODE\ncd {ws}\n{lathe} --provider anthropic --base-url {url} {args}\n\
+         echo \"lathe exited with status $?\"\nstty -a\nexec sleep 600\n",
+        home = quote(&setup.home.display().to_string()),
+        mark = setup.mark,
+        ws = quote(&setup.workspace.display().to_string()),
+        lathe = quote(env!("CARGO_BIN_EXE_lathe")),
+        url = quote(&server.url()),
+        args = args.join(" "),
+    );
+    let path = setup.tmp.path().join("pane.sh");
+    std::fs::write(&path, script).expect("script");
+    let status = Command::new("chmod").arg("+x").arg(&path).status().expect("chmod");
+    assert!(status.success());
+    path
+}
+
+/// The session files under `home`.
+fn session_files(home: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let Ok(projects) = std::fs::read_dir(home.join("sessions")) else { return files };
+    for project in projects.flatten() {
+        for entry in std::fs::read_dir(project.path()).into_iter().flatten().flatten() {
+            if entry.path().extension().is_some_and(|e| e == "jsonl") {
+                files.push(entry.path());
+            }
+        }
+    }
+    files
+}
+
+/// Pids of processes whose command line is exactly `argv` and whose environment carries `mark`.
+fn marked_processes(argv: &[&str], mark: &str) -> Vec<u32> {
+    let wanted: Vec<u8> = argv.iter().flat_map(|a| a.bytes().chain([0])).collect();
+    let needle = format!("LATHE_E2E_MARK={mark}");
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if cmdline != wanted {
+            continue;
+        }
+        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
+        if environ.split(|b| *b == 0).any(|var| var == needle.as_bytes()) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// Lines of `stty -a` output in the capture, joined.
+fn stty_flags(capture: &str) -> String {
+    capture.split("lathe exited with status").nth(1).unwrap_or("").to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_runs_tools_asks_before_a_command_and_leaves_the_transcript() {
+    let setup = setup();
+    std::fs::write(setup.workspace.join("notes.txt"), "ship on friday\n").expect("notes");
+    let server = scripted(json!([
+        {"text": "Reading the notes.", "tool_calls": [{"id": "call_read", "name": "read_file", "arguments": {"path": "notes.txt"}}]},
+        {"tool_calls": [{"id": "call_shell", "name": "shell", "arguments": {"command": "echo shipped > status.txt"}}]},
+        {"text": "All done: status.txt says **shipped**.", "text_chunks": 4}
+    ]))
+    .await;
+    let script = pane_script(&setup, &server, &[]);
+    let server = std::sync::Arc::new(server);
+    let requests = {
+        let server = server.clone();
+        move || server.requests().len()
+    };
+    let workspace = setup.workspace.clone();
+    let home = setup.home.clone();
+    let dir = setup.tmp.path().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let pane = Tmux::start(&dir, 100, 30, &script);
+        pane.wait_for("claude-sonnet-4-5 · default", WAIT);
+        pane.type_text("ship it");
+        pane.keys(&["Enter"]);
+
+        // The read-only call ran without a question; the command asks.
+        let shown = pane.wait_for("Run this command?", WAIT);
+        assert!(shown.contains("read_file notes.txt"), "{shown}");
+        assert!(shown.contains("echo shipped > status.txt"), "{shown}");
+        assert_eq!(requests(), 2, "the read result went back to the model without asking");
+        assert!(!workspace.join("status.txt").exists(), "nothing runs before the answer");
+
+        pane.keys(&["y"]);
+        pane.wait_for("All done: status.txt says shipped.", WAIT);
+        assert_eq!(std::fs::read_to_string(workspace.join("status.txt")).ok().as_deref(), Some("shipped\n"));
+
+        pane.type_text("/quit");
+        pane.keys(&["Enter"]);
+        let after = pane.wait_for("lathe exited with status", WAIT);
+        assert!(after.contains("lathe exited with status 0"), "{after}");
+        let transcript = after.split("lathe exited with status").next().unwrap_or("");
+        for line in ["› ship it", "read_file notes.txt", "shell echo shipped > status.txt", "All done"] {
+            assert!(transcript.contains(line), "`{line}` stays in the terminal after exit:\n{after}");
+        }
+        let modes = stty_flags(&after);
+        let words: Vec<&str> = modes.split_whitespace().collect();
+        assert!(words.contains(&"icanon") && words.contains(&"echo"), "canonical mode with echo:\n{modes}");
+
+        let files = session_files(&home);
+        assert_eq!(files.len(), 1, "{files:?}");
+        let ledger = std::fs::read_to_string(&files[0]).expect("session file");
+        assert!(ledger.contains("All done: status.txt says **shipped**."), "{ledger}");
+    })
+    .await
+    .expect("scenario");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_stops_a_running_command_and_the_next_prompt_is_answered() {
+    let setup = setup();
+    let server = scripted(json!([
+        {"tool_calls": [{"id": "call_sleep", "name": "shell", "arguments": {"command": "sleep 30"}}]},
+        {"text": "Still here."}
+    ]))
+    .await;
+    let script = pane_script(&setup, &server, &["--yolo"]);
+    let mark = setup.mark.clone();
+    let dir = setup.tmp.path().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let pane = Tmux::start(&dir, 100, 30, &script);
+        pane.wait_for("claude-sonnet-4-5 · bypass", WAIT);
+        pane.type_text("wait for it");
+        pane.keys(&["Enter"]);
+        pane.wait_for("shell sleep 30", WAIT);
+        wait_until(WAIT, "the sleep process", || !marked_processes(&["sleep", "30"], &mark).is_empty());
+
+        let pressed = Instant::now();
+        pane.keys(&["C-c"]);
+        pane.wait_for("Interrupted", WAIT);
+        pane.type_text("are you there?");
+        pane.keys(&["Enter"]);
+        let answered =
+            pane.wait_until(Duration::from_secs(3).saturating_sub(pressed.elapsed()), "the answer", |text| {
+                text.contains("Still here.")
+            });
+        assert!(answered.contains("shell sleep 30 · interrupted"), "{answered}");
+        assert_eq!(
+            marked_processes(&["sleep", "30"], &mark),
+            Vec::<u32>::new(),
+            "the command's process is gone"
+        );
+
+        pane.type_text("/quit");
+        pane.keys(&["Enter"]);
+        let after = pane.wait_for("lathe exited with status", WAIT);
+        assert!(after.contains("lathe exited with status 0"), "{after}");
+    })
+    .await
+    .expect("scenario");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_without_an_id_picks_an_earlier_session_and_continues_it() {
+    let setup = setup();
+    let server = scripted(json!([{"text": "Noted: 42."}, {"text": "It was 42."}])).await;
+    let earlier = Command::new(env!("CARGO_BIN_EXE_lathe"))
+        .args(["-p", "remember the number 42", "--provider", "anthropic", "--base-url", &server.url()])
+        .current_dir(&setup.workspace)
+        .env("LATHE_HOME", &setup.home)
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("LATHE_PROVIDER")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("headless run");
+    assert_eq!(earlier.status.code(), Some(0), "{}", String::from_utf8_lossy(&earlier.stderr));
+    let script = pane_script(&setup, &server, &["--resume"]);
+    let server = std::sync::Arc::new(server);
+    let seen = server.clone();
+    let dir = setup.tmp.path().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let pane = Tmux::start(&dir, 100, 30, &script);
+        pane.wait_for("Resume a session", WAIT);
+        pane.wait_for("remember the number 42", WAIT);
+        pane.keys(&["Enter"]);
+        pane.wait_for("Resumed session", WAIT);
+        pane.type_text("what was it?");
+        pane.keys(&["Enter"]);
+        pane.wait_for("It was 42.", WAIT);
+        let sent = seen.requests().last().map(|r| r.body["messages"].to_string()).unwrap_or_default();
+        assert!(sent.contains("remember the number 42") && sent.contains("what was it?"), "{sent}");
+        pane.type_text("/quit");
+        pane.keys(&["Enter"]);
+        let after = pane.wait_for("lathe exited with status", WAIT);
+        assert!(after.contains("lathe exited with status 0"), "{after}");
+    })
+    .await
+    .expect("scenario");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ten_megabyte_paste_is_refused_and_the_ui_stays_usable() {
+    let setup = setup();
+    let server = scripted(json!([{"text": "Small prompts work."}])).await;
+    let script = pane_script(&setup, &server, &[]);
+    let paste = setup.tmp.path().join("paste.txt");
+    let line = format!("{}\n", "y".repeat(99));
+    std::fs::write(&paste, line.repeat(10 * 1024 * 1024 / line.len())).expect("paste file");
+    let dir = setup.tmp.path().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let pane = Tmux::start(&dir, 100, 30, &script);
+        pane.wait_for("claude-sonnet-4-5 · default", WAIT);
+        pane.load_buffer(&paste);
+        pane.paste();
+        pane.wait_for("paste of 10.0 MB refused: the limit is 1 MB", WAIT);
+        pane.type_text("a small prompt");
+        pane.keys(&["Enter"]);
+        pane.wait_for("Small prompts work.", WAIT);
+        pane.type_text("/quit");
+        pane.keys(&["Enter"]);
+        let after = pane.wait_for("lathe exited with status", WAIT);
+        assert!(after.contains("lathe exited with status 0"), "{after}");
+    })
+    .await
+    .expect("scenario");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_restores_the_terminal() {
+    let setup = setup();
+    let server = scripted(json!([])).await;
+    let script = pane_script(&setup, &server, &[]);
+    let argv = [
+        env!("CARGO_BIN_EXE_lathe").to_string(),
+        "--provider".into(),
+        "anthropic".into(),
+        "--base-url".into(),
+        server.url(),
+    ];
+    let mark = setup.mark.clone();
+    let dir = setup.tmp.path().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let pane = Tmux::start(&dir, 100, 30, &script);
+        pane.wait_for("claude-sonnet-4-5 · default", WAIT);
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        let pids = marked_processes(&argv, &mark);
+        assert_eq!(pids.len(), 1, "one lathe process: {pids:?}");
+        let status = Command::new("kill").arg("-TERM").arg(pids[0].to_string()).status().expect("kill");
+        assert!(status.success());
+        let after = pane.wait_for("lathe exited with status", WAIT);
+        assert!(after.contains("lathe exited with status 143"), "{after}");
+        let words: Vec<String> = stty_flags(&after).split_whitespace().map(str::to_string).collect();
+        assert!(words.iter().any(|w| w == "icanon") && words.iter().any(|w| w == "echo"), "{after}");
+    })
+    .await
+    .expect("scenario");
+}
