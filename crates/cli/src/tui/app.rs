@@ -320,11 +320,25 @@ impl App {
                 Ok(list) => self.state.open_sessions(session_rows(list)),
                 Err(error) => self.state.push_notice(NoticeKind::Error, &error.to_string()),
             },
-            Action::ResumeSession(id) => self.switch_to(SessionChoice::Resume(id)),
+            Action::ResumeSession(id) => match self.find_session(&id) {
+                Ok(id) => self.switch_to(SessionChoice::Resume(id)),
+                Err(message) => self.state.push_notice(NoticeKind::Warning, &message),
+            },
             Action::NewSession => self.switch_to(SessionChoice::New),
             Action::ListTurns => self.send(AgentOp::ListTurns),
             Action::Rewind(turn) => self.send(AgentOp::Rewind { turn }),
             Action::Quit => self.quit(crate::args::EXIT_OK),
+        }
+    }
+
+    /// The full id of this directory's session whose id is `id` or starts with it.
+    fn find_session(&self, id: &str) -> Result<String, String> {
+        let list = lathe_core::host::list_sessions(&self.flags, None).map_err(|e| e.to_string())?;
+        let matching: Vec<String> = list.into_iter().map(|s| s.id).filter(|s| s.starts_with(id)).collect();
+        match matching.as_slice() {
+            [one] => Ok(one.clone()),
+            [] => Err(format!("no session {id} in this directory; /resume without an id lists them")),
+            _ => Err(format!("{} sessions start with {id}; type more of the id", matching.len())),
         }
     }
 

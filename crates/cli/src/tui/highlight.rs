@@ -21,11 +21,32 @@ static THEME: LazyLock<Theme> = LazyLock::new(|| {
     themes.remove("base16-ocean.dark").unwrap_or_default()
 });
 
-/// Loads the grammars and the theme on a background thread.
+/// A few typical lines per common language: highlighting them compiles the grammar's common
+/// patterns (syntect compiles each pattern on first use, ~100 ms for a language's first block).
+const SAMPLES: &[(&str, &str)] = &[
+    (
+        "rust",
+        "use std::io;\n/// Doc.\npub fn f<'a>(x: &'a str) -> Option<u32> { let s = \"a\"; x.parse().ok() } // c\n",
+    ),
+    ("python", "import os\ndef f(x: int) -> str:\n    return f\"{x}\" # c\nclass A(B): pass\n"),
+    ("js", "import x from 'y';\nconst f = async (a) => { return `${a}`; }; // c\nclass A extends B {}\n"),
+    ("bash", "#!/bin/sh\nfor f in *.rs; do echo \"$f\" | grep -q x && exit 1; done # c\n"),
+    ("json", "{\"a\": [1, 2.5, true, null, \"s\"]}\n"),
+    ("go", "package main\nfunc f(x int) (string, error) { return fmt.Sprintf(\"%d\", x), nil } // c\n"),
+    ("c", "#include <stdio.h>\nint main(void) { printf(\"%d\\n\", 1); return 0; } /* c */\n"),
+    ("diff", "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n"),
+];
+
+/// Loads the grammars and the theme, and highlights sample code of common languages, on a
+/// background thread, so the first code block of an answer does not stall a frame.
 pub fn prewarm() {
     let _ = std::thread::Builder::new().name("highlight-load".into()).spawn(|| {
-        LazyLock::force(&SYNTAXES);
-        LazyLock::force(&THEME);
+        for (language, sample) in SAMPLES {
+            let mut highlighter = CodeHighlighter::new(language);
+            for line in sample.lines() {
+                let _ = highlighter.line(line);
+            }
+        }
     });
 }
 
@@ -84,4 +105,16 @@ fn convert(style: syntect::highlighting::Style) -> Style {
         out = out.add_modifier(Modifier::ITALIC);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_sample_language_is_known() {
+        for (language, _) in SAMPLES {
+            assert!(CodeHighlighter::new(language).inner.is_some(), "{language}");
+        }
+    }
 }

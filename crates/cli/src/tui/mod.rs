@@ -10,6 +10,7 @@ mod cells;
 mod completion;
 mod dialog;
 mod diff;
+mod events;
 mod guard;
 mod help;
 mod highlight;

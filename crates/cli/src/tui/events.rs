@@ -1,0 +1,213 @@
+//! Agent events applied to the UI state: streamed text and reasoning, tool calls and their
+//! results, permission requests, usage, mode and model changes, the rewind flow, and the end of a
+//! run (which sends a prompt queued meanwhile).
+
+use std::time::{Duration, Instant};
+
+use lathe_protocol::{AgentEvent, FileRewind, RewindAction, StopCause, ToolCall, ToolResult, ToolStatus};
+
+use super::cells::{self, CallState, NoticeKind};
+use super::dialog::PermissionDialog;
+use super::picker::TurnRow;
+use super::state::{Action, Running, UiState};
+use super::stream::Tone;
+
+impl UiState {
+    /// Applies an agent event; returns what the front end must do next (a queued prompt).
+    pub fn on_event(&mut self, event: AgentEvent, now: Instant) -> Vec<Action> {
+        match event {
+            AgentEvent::SessionStarted {
+                session_id,
+                model,
+                provider,
+                cwd,
+                permission_mode,
+                resumed_turns,
+                ..
+            } => {
+                let text = if resumed_turns > 0 {
+                    format!(
+                        "Resumed session {session_id}: {resumed_turns} earlier prompt{} (/rewind lists them) · {model} \
+                         ({provider}) · {cwd}",
+                        if resumed_turns == 1 { "" } else { "s" }
+                    )
+                } else {
+                    format!("Lathe · {model} ({provider}) · {cwd} · /help lists commands and keys")
+                };
+                self.push_notice(NoticeKind::Info, &text);
+                self.session.session_id = session_id;
+                self.session.model = model;
+                self.session.provider = provider;
+                self.session.cwd = cwd;
+                self.set_mode(permission_mode);
+            }
+            AgentEvent::ModeChanged { mode } => self.set_mode(mode),
+            AgentEvent::ModelChanged { model, provider } => {
+                self.push_notice(NoticeKind::Info, &format!("model: {model} ({provider})"));
+                self.session.model = model;
+                self.session.provider = provider;
+            }
+            AgentEvent::UserTurns { turns } => {
+                let rows = turns.iter().map(|t| TurnRow { turn: t.turn, prompt: t.prompt.clone() }).collect();
+                self.turns = turns;
+                self.open_turns(rows);
+            }
+            AgentEvent::Rewound { turn, prompt, files } => {
+                self.overlay = None;
+                let text = rewound_text(&self.session.cwd, turn, &files);
+                self.push_notice(NoticeKind::Info, &text);
+                self.input.set_text(&prompt);
+            }
+            AgentEvent::TurnStarted { .. } => {
+                if self.busy.is_none() {
+                    self.start_turn(now);
+                }
+            }
+            AgentEvent::TextDelta { text } => self.stream_delta(Tone::Answer, &text),
+            AgentEvent::ThinkingDelta { text } => self.stream_delta(Tone::Reasoning, &text),
+            AgentEvent::AssistantMessage { message } => {
+                if !self.streamed_text {
+                    let text = message.text();
+                    if !text.trim().is_empty() {
+                        self.stream_delta(Tone::Answer, &text);
+                    }
+                }
+                self.finish_stream();
+                self.streamed_text = false;
+                for call in message.tool_calls() {
+                    self.calls.insert(call.id.clone(), call.clone());
+                }
+            }
+            AgentEvent::ToolCallStarted { call } => {
+                self.finish_stream();
+                self.calls.insert(call.id.clone(), call.clone());
+                self.running.push(Running { call, started: now });
+            }
+            AgentEvent::PermissionRequest { call, reason, suggestion } => {
+                self.finish_stream();
+                self.dialog = Some(PermissionDialog::new(call, reason, suggestion));
+            }
+            AgentEvent::ToolResult { result, tool, elapsed_ms } => {
+                self.tool_result(result, tool, elapsed_ms, now)
+            }
+            AgentEvent::Todos { items } => {
+                let rows = cells::todo_rows(&items, self.width);
+                self.push_rows(rows);
+            }
+            AgentEvent::Retry(info) => self.flash(info.describe(), now),
+            AgentEvent::Usage { stats, context_tokens, context_window, .. } => {
+                self.totals = stats;
+                self.context_tokens = context_tokens;
+                if context_window > 0 {
+                    self.session.context_window = Some(context_window);
+                }
+                if let Some(busy) = &mut self.busy {
+                    busy.reported_tokens = stats.output_tokens.saturating_sub(busy.base_output);
+                    busy.streamed_chars = 0;
+                }
+            }
+            AgentEvent::Warning { message } => {
+                self.finish_stream();
+                self.push_notice(NoticeKind::Warning, &message);
+            }
+            AgentEvent::Finished { cause, .. } => return self.finished(cause, now),
+        }
+        Vec::new()
+    }
+
+    fn tool_result(&mut self, result: ToolResult, tool: String, elapsed_ms: u64, now: Instant) {
+        self.finish_stream();
+        let position = self.running.iter().position(|r| r.call.id == result.call_id);
+        let call = match position {
+            Some(index) => self.running.remove(index).call,
+            None => self.calls.get(&result.call_id).cloned().unwrap_or_else(|| ToolCall {
+                id: result.call_id.clone(),
+                name: tool,
+                arguments: serde_json::Value::Null,
+                incomplete: None,
+            }),
+        };
+        if self.dialog.as_ref().is_some_and(|d| d.call.id == result.call_id) {
+            self.dialog = None;
+        }
+        let state = CallState::Done { status: result.status, is_error: result.is_error };
+        let mut rows = vec![cells::call_line(&call, state, Duration::from_millis(elapsed_ms), self.width)];
+        rows.extend(cells::result_rows(&call, &result, self.width));
+        let _ = now;
+        self.push_rows(rows);
+    }
+
+    fn finished(&mut self, cause: StopCause, now: Instant) -> Vec<Action> {
+        self.finish_stream();
+        self.dialog = None;
+        for running in std::mem::take(&mut self.running) {
+            let state = CallState::Done { status: ToolStatus::Interrupted, is_error: true };
+            let line =
+                cells::call_line(&running.call, state, now.duration_since(running.started), self.width);
+            self.history.push(line);
+        }
+        match &cause {
+            StopCause::Completed => {}
+            StopCause::Cancelled => {
+                self.push_notice(NoticeKind::Warning, "Interrupted. What should Lathe do instead?")
+            }
+            other => self.push_notice(NoticeKind::Error, &crate::print::describe(other)),
+        }
+        self.busy = None;
+        self.calls.clear();
+        match self.queued.pop_front() {
+            Some(prompt) => self.send_prompt(prompt, now),
+            None => Vec::new(),
+        }
+    }
+
+    /// Shows and sends a prompt, starting a turn.
+    pub(super) fn send_prompt(&mut self, prompt: String, now: Instant) -> Vec<Action> {
+        self.show_prompt(&prompt);
+        self.start_turn(now);
+        vec![Action::Prompt(prompt)]
+    }
+
+    fn set_mode(&mut self, mode: String) {
+        if !mode.is_empty() && !self.mode_cycle.contains(&mode) {
+            self.mode_cycle.push(mode.clone());
+        }
+        self.session.mode = mode;
+    }
+
+    /// The files a rewind to `turn` changes, from the last turn list.
+    pub(super) fn rewind_files(&self, turn: u32) -> (String, Vec<(String, String)>) {
+        let Some(entry) = self.turns.iter().find(|t| t.turn == turn) else {
+            return (String::new(), Vec::new());
+        };
+        let files = entry.files.iter().map(|f| (f.path.clone(), action_name(f.action).to_string())).collect();
+        (entry.prompt.clone(), files)
+    }
+}
+
+fn action_name(action: RewindAction) -> &'static str {
+    match action {
+        RewindAction::Restore => "restored",
+        RewindAction::Delete => "deleted",
+        RewindAction::Recreate => "recreated",
+    }
+}
+
+/// `path` relative to the workspace `cwd` when inside it.
+fn shown_path(cwd: &str, path: &str) -> String {
+    match std::path::Path::new(path).strip_prefix(cwd) {
+        Ok(relative) if !cwd.is_empty() && !relative.as_os_str().is_empty() => relative.display().to_string(),
+        _ => path.to_string(),
+    }
+}
+
+fn rewound_text(cwd: &str, turn: u32, files: &[FileRewind]) -> String {
+    let mut text = format!("Rewound to before prompt {turn}; the prompt is back in the editor.");
+    if files.is_empty() {
+        text.push_str(" No files changed.");
+    }
+    for file in files {
+        text.push_str(&format!("\n{} {}", action_name(file.action), shown_path(cwd, &file.path)));
+    }
+    text
+}
