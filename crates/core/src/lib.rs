@@ -8,6 +8,7 @@
 
 pub mod agent;
 pub mod config;
+pub mod context;
 pub mod exec;
 pub mod history;
 pub mod host;
@@ -21,6 +22,7 @@ pub mod snapshot;
 pub mod text_calls;
 
 pub use agent::{Agent, AgentSettings};
+pub use context::ContextSettings;
 pub use exec::Approver;
 pub use host::{Flags, Interaction, SessionBuilder, SessionChoice, SessionHandle, StartError};
 pub use session::SessionSummary;
