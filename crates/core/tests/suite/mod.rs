@@ -1,3 +1,4 @@
 mod agent_loop;
+mod context;
 mod host;
 mod rewind;
