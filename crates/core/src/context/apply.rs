@@ -133,12 +133,16 @@ impl Agent {
                 return CompactOutcome::NothingToCompact;
             }
             let budget = *self.context.budget();
+            let first_summarized =
+                plan.summarized.first().map_or(self.ledger.len(), |&position| view[position]);
+            let left_out = compact::user_messages(&self.ledger, first_summarized, budget.reattach);
             let request = compact::summary_request(
                 &self.settings.model,
                 &self.system,
                 self.tools.specs(),
                 &sent,
                 &plan,
+                &left_out,
                 focus,
                 &budget,
                 self.settings.prompt_caching,

@@ -162,7 +162,8 @@ pub fn plan(
 }
 
 /// The summary request for `plan`: system and tools as in every request, the summarized items
-/// (as sent, stubs included), and the request for the summary.
+/// (as sent, stubs included), and the request for the summary. When the oldest rounds are left
+/// out, a first message says so and repeats the user's messages (`user_messages`) verbatim.
 #[allow(clippy::too_many_arguments)]
 pub fn summary_request(
     model: &str,
@@ -170,16 +171,22 @@ pub fn summary_request(
     tools: Vec<ToolSpec>,
     sent: &[LedgerItem],
     plan: &Plan,
+    user_messages: &[String],
     focus: Option<&str>,
     budget: &Budget,
     prompt_caching: bool,
 ) -> ModelRequest {
     let mut messages = Vec::with_capacity(plan.summarized.len() + 2);
     if plan.omitted_rounds > 0 {
-        messages.push(LedgerItem::User(UserMessage::injected(format!(
+        let mut note = format!(
             "[The oldest {} rounds of this conversation are left out here because they do not fit in one request.]",
             plan.omitted_rounds
-        ))));
+        );
+        if !user_messages.is_empty() {
+            note.push_str("\nThe user's messages, verbatim:\n");
+            note.push_str(&user_messages.join("\n\n"));
+        }
+        messages.push(LedgerItem::User(UserMessage::injected(note)));
     }
     messages.extend(plan.summarized.iter().map(|&position| sent[position].clone()));
     let mut ask = format!(

@@ -231,3 +231,38 @@ async fn a_provider_that_always_says_too_long_stops_after_three_failed_compactio
     assert_eq!(warnings, 3);
     assert!(LedgerItem::unpaired_calls(&run.ledger).is_empty());
 }
+
+#[tokio::test]
+async fn a_summary_request_that_would_not_fit_leaves_out_the_oldest_rounds_and_succeeds() {
+    let dir = tempfile::tempdir().expect("tmp");
+    seed_files(dir.path(), 12);
+    // A 64 KB file arrives when the conversation is already at ~18k tokens: the whole history does
+    // not fit one summary request in a 32k window.
+    let big: String =
+        (0..1_000).map(|i| format!("{i:05} a long line of a generated file, quite wide\n")).collect();
+    std::fs::write(dir.path().join("src/big.txt"), &big).expect("big");
+    let mut script = reading_script(12, 32_000);
+    let turns = script["turns"].as_array_mut().expect("turns");
+    turns.insert(12, json!({"tool_calls": [{"id": "call_big", "name": "read_file", "arguments": {"path": "src/big.txt"}}]}));
+    let server = scripted(script).await;
+    let context = ContextSettings { auto_compact: true, pruning: false };
+    let mut agent = agent(&server, Protocol::Anthropic, dir.path(), settings(32_000, context));
+    let run = run(&mut agent, &server, TASK).await;
+    assert_eq!(run.cause, StopCause::Completed);
+    assert_every_request_fits_and_carries_the_task(&run.requests, 32_000);
+    let omitted: Vec<u32> = run
+        .events
+        .iter()
+        .filter_map(|event| match event {
+            AgentEvent::Compacted { omitted_rounds, .. } => Some(*omitted_rounds),
+            _ => None,
+        })
+        .collect();
+    assert!(omitted.iter().any(|&n| n > 0), "no compaction left rounds out: {omitted:?}");
+    let summary_request = run
+        .requests
+        .iter()
+        .find(|request| request.body.to_string().contains("rounds of this conversation are left out"))
+        .expect("a summary request that leaves rounds out");
+    assert!(!summary_request.body.to_string().contains("file 000: checksum"), "the oldest read was left out");
+}
