@@ -311,6 +311,12 @@ pub enum AgentOp {
     },
     /// Ask for [`AgentEvent::UserTurns`] (answered once no turn is running).
     ListTurns,
+    /// Compact the conversation now (`/compact [focus]`): a summary boundary replaces everything
+    /// but a recent tail; announced with [`AgentEvent::Compacted`]. Waits for a running turn.
+    Compact {
+        /// What the summary should concentrate on.
+        focus: Option<String>,
+    },
     /// Restore the files and the conversation to the state just before user turn `turn`
     /// (1-based). The front end confirms first, showing [`UserTurn::files`]. Refused with a
     /// warning while a turn is running.

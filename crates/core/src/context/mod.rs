@@ -17,6 +17,7 @@
 //! [`ContextManager::messages`]: the items after the last boundary, with stubs for pruned results.
 
 mod apply;
+pub use apply::CompactOutcome;
 pub mod budget;
 pub mod compact;
 pub mod prune;

@@ -266,3 +266,59 @@ async fn a_summary_request_that_would_not_fit_leaves_out_the_oldest_rounds_and_s
         .expect("a summary request that leaves rounds out");
     assert!(!summary_request.body.to_string().contains("file 000: checksum"), "the oldest read was left out");
 }
+
+#[tokio::test]
+async fn the_compact_op_compacts_with_the_users_focus_and_later_requests_start_from_the_boundary() {
+    use lathe_core::host::{Flags, SessionBuilder, SessionChoice};
+    use lathe_protocol::{AgentOp, Content};
+
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (home, workspace) = (tmp.path().join("home"), tmp.path().join("ws"));
+    std::fs::create_dir_all(&home).expect("home");
+    seed_files(&workspace, 3);
+    std::fs::write(home.join("config.toml"), "[retry]\nmax_retries = 0\n").expect("config");
+    let read = |i: usize| {
+        json!({"tool_calls": [{"id": format!("call_{i}"), "name": "read_file",
+                               "arguments": {"path": format!("src/f{i:03}.txt")}}]})
+    };
+    let server = scripted(json!({
+        "side_replies": [{"when_last_user_contains": SUMMARY_REQUEST_MARKER, "text": SUMMARY}],
+        "turns": [read(0), read(1), read(2), {"text": "read them"}, {"text": "second answer"}]}))
+    .await;
+    let flags = Flags {
+        dir: Some(workspace.clone()),
+        provider: Some("anthropic".into()),
+        base_url: Some(server.url()),
+        session: SessionChoice::New,
+        ..Flags::default()
+    };
+    let mut session = SessionBuilder::new(flags).home(home.clone()).start().await.expect("session");
+    let say = |session: &lathe_core::host::SessionHandle, text: &str| {
+        session.ops.send(AgentOp::UserInput { content: vec![Content::text(text)] }).expect("op");
+    };
+    let mut wait = async |session: &mut lathe_core::host::SessionHandle, stop: fn(&AgentEvent) -> bool| loop {
+        let event = tokio::time::timeout(std::time::Duration::from_secs(20), session.events.recv())
+            .await
+            .expect("an event within 20 s")
+            .expect("open");
+        if stop(&event) {
+            return event;
+        }
+    };
+    say(&session, TASK);
+    wait(&mut session, |event| matches!(event, AgentEvent::Finished { .. })).await;
+    session.ops.send(AgentOp::Compact { focus: Some("the checksum lines".into()) }).expect("op");
+    let compacted = wait(&mut session, |event| matches!(event, AgentEvent::Compacted { .. })).await;
+    let AgentEvent::Compacted { trigger, summarized_items, .. } = compacted else { unreachable!() };
+    assert_eq!(trigger, CompactionTrigger::Manual);
+    assert!(summarized_items > 0);
+    let summary_request = server.requests().last().expect("summary request").body.to_string();
+    assert!(summary_request.contains("focus on: the checksum lines"), "{summary_request}");
+    say(&session, "and now?");
+    wait(&mut session, |event| matches!(event, AgentEvent::Finished { .. })).await;
+    let last = server.requests().last().expect("request").body.clone();
+    let first = last["messages"][0]["content"].to_string();
+    assert!(first.contains("compacted to fit") && first.contains(TASK), "{first}");
+    assert!(first.contains("Read the next file."), "the summary comes first: {first}");
+    session.ops.send(AgentOp::Quit).expect("quit");
+}
