@@ -33,6 +33,7 @@ use tokio_util::sync::CancellationToken;
 use crate::context::{Budget, ContextManager, ContextSettings};
 use crate::exec::{Approver, Executor, interrupted};
 use crate::history::FileHistory;
+use crate::instructions::RuleSet;
 use crate::progress::ProgressGuard;
 use crate::session::SessionWriter;
 use crate::{recovery, text_calls};
@@ -83,6 +84,10 @@ pub struct Agent {
     pub(crate) stats: RunStats,
     /// Context accounting, pruning and compaction decisions (see [`crate::context`]).
     pub(crate) context: ContextManager,
+    /// Path-scoped instruction rules, loaded on the first matching read.
+    pub(crate) rules: RuleSet,
+    /// The repository's state, sent before the first user message of a new session.
+    session_context: Option<String>,
     /// Every tool-call id in the ledger, so a repeated or empty id from the model can be replaced
     /// before it breaks pairing (providers reject duplicate ids).
     call_ids: HashSet<String>,
@@ -120,6 +125,8 @@ impl Agent {
         let context = ContextManager::new(budget, settings.context, &system, &tools.specs(), &ledger);
         Agent {
             context,
+            rules: RuleSet::default(),
+            session_context: None,
             call_ids,
             provider,
             tools,
@@ -215,6 +222,19 @@ impl Agent {
         }
     }
 
+    /// Loads `rules` when a file matching them is read (see [`crate::instructions::rules`]).
+    pub fn with_rules(mut self, rules: RuleSet) -> Agent {
+        self.rules = rules;
+        self
+    }
+
+    /// Sends `context` (the repository's state) as an injected message before the first user
+    /// message, when the session has none yet; nothing when it is empty.
+    pub fn with_session_context(mut self, context: String) -> Agent {
+        self.session_context = Some(context).filter(|context| !context.trim().is_empty());
+        self
+    }
+
     /// Sets the interactive approver; without one, every `ask` is a denial (headless).
     pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Agent {
         self.approver = Some(approver);
@@ -269,6 +289,10 @@ impl Agent {
     ) -> StopCause {
         let started = Instant::now();
         let before = self.stats;
+        let started_before = self.ledger.iter().any(|item| matches!(item, LedgerItem::User(_)));
+        if let Some(context) = self.session_context.take().filter(|_| !started_before) {
+            self.append(LedgerItem::User(UserMessage::injected(context)));
+        }
         self.append(LedgerItem::User(input));
         self.send_warnings(events);
         let cause = self.turn_loop(events, cancel).await;
@@ -442,6 +466,7 @@ impl Agent {
                 progress.observe(call, &done.result);
                 self.append(LedgerItem::ToolResult(done.result));
             }
+            self.load_rules_for(&calls);
             if cancel.is_cancelled() {
                 return StopCause::Cancelled;
             }

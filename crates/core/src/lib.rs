@@ -12,6 +12,7 @@ pub mod context;
 pub mod exec;
 pub mod history;
 pub mod host;
+pub mod instructions;
 pub mod paths;
 pub mod pricing;
 pub mod progress;

@@ -322,3 +322,43 @@ async fn the_compact_op_compacts_with_the_users_focus_and_later_requests_start_f
     assert!(first.contains("Read the next file."), "the summary comes first: {first}");
     session.ops.send(AgentOp::Quit).expect("quit");
 }
+
+#[tokio::test]
+async fn a_path_scoped_rule_is_loaded_once_on_the_first_matching_read() {
+    use lathe_core::instructions::{self, Sources};
+
+    let dir = tempfile::tempdir().expect("tmp");
+    let root = dir.path().join("repo");
+    std::fs::create_dir_all(root.join(".git")).expect("git");
+    std::fs::create_dir_all(root.join(".claude/rules")).expect("rules");
+    std::fs::create_dir_all(root.join("src/api")).expect("api");
+    std::fs::write(
+        root.join(".claude/rules/api.md"),
+        "---\npaths:\n  - \"src/api/**\"\n---\nHandlers return ApiError.\n",
+    )
+    .expect("rule");
+    for name in ["src/main.rs", "src/api/users.rs", "src/api/orders.rs"] {
+        std::fs::write(root.join(name), format!("// {name}\n")).expect("file");
+    }
+    let found = instructions::gather(&Sources {
+        cwd: root.clone(),
+        lathe_home: dir.path().join("lathe"),
+        user_home: None,
+        max_bytes: instructions::DEFAULT_MAX_BYTES,
+    });
+    assert_eq!(found.rules.rules.len(), 1);
+    let read = |id: &str, path: &str| json!({"tool_calls": [{"id": id, "name": "read_file", "arguments": {"path": path}}]});
+    let server = scripted(json!({"turns": [
+        read("c1", "src/main.rs"), read("c2", "src/api/users.rs"), read("c3", "src/api/orders.rs"), {"text": "done"}]}))
+    .await;
+    let mut agent = agent(&server, Protocol::Anthropic, &root, settings(200_000, ContextSettings::default()))
+        .with_rules(found.rules);
+    let run = run(&mut agent, &server, "look at the API").await;
+    assert_eq!(run.cause, StopCause::Completed);
+    let occurrences: Vec<usize> = run
+        .requests
+        .iter()
+        .map(|request| request.body["messages"].to_string().matches("Handlers return ApiError.").count())
+        .collect();
+    assert_eq!(occurrences, [0, 0, 1, 1], "loaded with the first matching read, once");
+}
