@@ -43,7 +43,7 @@ fn reading_turns(count: usize) -> Vec<Value> {
         .map(|i| {
             json!({"tool_calls": [{"id": format!("call_{i:03}"), "name": "read_file",
                                    "arguments": {"path": format!("src/f{i:03}.txt")}}],
-                   "usage": {"output_tokens": 30}})
+                   "usage": {"output_tokens": 30, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 10}})
         })
         .collect();
     turns.push(json!({"text": "All files read.", "usage": {"output_tokens": 5}}));
@@ -126,6 +126,9 @@ async fn three_hundred_reads_complete_inside_a_32k_window_and_continue_from_the_
         );
         assert_eq!(result["subtype"], "success");
         assert_eq!(result["tool_calls"], FILES);
+        // Cache reads and writes are counted in the result (100 and 10 per read response).
+        assert_eq!(result["usage"]["cache_read_tokens"], 100 * FILES);
+        assert_eq!(result["usage"]["cache_write_tokens"], 10 * FILES);
         let requests = server.requests();
         assert_fits_pairs_and_keeps_the_task(&requests);
         let count = |kind: &str| events.iter().filter(|line| line["type"] == kind).count();

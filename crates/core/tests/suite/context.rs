@@ -129,6 +129,32 @@ fn compactions(events: &[AgentEvent]) -> Vec<CompactionTrigger> {
         .collect()
 }
 
+/// The system prompt and tool schemas of a request as sent (Anthropic `system`/`tools`, OpenAI
+/// `messages[0]` when it is the system message, and `tools`; Responses `instructions`).
+fn prefix(request: &LoggedRequest) -> String {
+    let body = &request.body;
+    let system = if body["system"].is_null() {
+        match &body["messages"][0] {
+            first if first["role"] == "system" || first["role"] == "developer" => first.to_string(),
+            _ => body["instructions"].to_string(),
+        }
+    } else {
+        body["system"].to_string()
+    };
+    format!("{system}\n{}", body["tools"])
+}
+
+/// Every request (summary requests included) sends the same system prompt and tools, byte for
+/// byte; Anthropic requests carry at most 4 cache breakpoints.
+pub fn assert_cache_friendly(requests: &[LoggedRequest]) {
+    let first = prefix(&requests[0]);
+    for request in requests {
+        assert_eq!(prefix(request), first, "request {} changed the system prompt or the tools", request.seq);
+        let breakpoints = request.body.to_string().matches("\"cache_control\"").count();
+        assert!(breakpoints <= 4, "request {} has {breakpoints} cache breakpoints", request.seq);
+    }
+}
+
 /// The checks of the long-session acceptance item on what the mock received.
 pub fn assert_every_request_fits_and_carries_the_task(requests: &[LoggedRequest], window: u64) {
     for request in requests {
@@ -153,6 +179,7 @@ async fn a_long_reading_session_stays_inside_a_32k_window_over_each_protocol() {
         let run = run(&mut agent, &server, TASK).await;
         assert_eq!(run.cause, StopCause::Completed, "{protocol:?}");
         assert_every_request_fits_and_carries_the_task(&run.requests, 32_000);
+        assert_cache_friendly(&run.requests);
         assert!(LedgerItem::unpaired_calls(&run.ledger).is_empty());
         let pruned =
             run.ledger.iter().filter(|item| matches!(item, LedgerItem::Meta(Meta::ContextPruned { .. })));
@@ -361,4 +388,39 @@ async fn a_path_scoped_rule_is_loaded_once_on_the_first_matching_read() {
         .map(|request| request.body["messages"].to_string().matches("Handlers return ApiError.").count())
         .collect();
     assert_eq!(occurrences, [0, 0, 1, 1], "loaded with the first matching read, once");
+}
+
+#[tokio::test]
+async fn system_and_tools_stay_byte_identical_across_turns_a_mode_change_and_a_compaction() {
+    let dir = tempfile::tempdir().expect("tmp");
+    seed_files(dir.path(), 4);
+    let read = |i: usize| {
+        json!({"tool_calls": [{"id": format!("call_{i}"), "name": "read_file",
+                               "arguments": {"path": format!("src/f{i:03}.txt")}}]})
+    };
+    let server = scripted(json!({
+        "side_replies": [{"when_last_user_contains": SUMMARY_REQUEST_MARKER, "text": SUMMARY}],
+        "turns": [read(0), read(1), {"text": "first"}, read(2), read(3), {"text": "second"}]}))
+    .await;
+    let mut agent =
+        agent(&server, Protocol::Anthropic, dir.path(), settings(200_000, ContextSettings::default()));
+    let first = run(&mut agent, &server, TASK).await;
+    assert_eq!(first.cause, StopCause::Completed);
+    assert!(agent.set_permission_mode(PermissionMode::Plan));
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let outcome = agent.compact_now(None, &tx, &CancellationToken::new()).await;
+    assert_eq!(outcome, lathe_core::context::CompactOutcome::Compacted);
+    let second = run(&mut agent, &server, "now the other two").await;
+    assert_eq!(second.cause, StopCause::Completed);
+    // 3 requests, the summary request, 3 requests.
+    assert_eq!(second.requests.len(), 7);
+    assert_cache_friendly(&second.requests);
+    let breakpoints: Vec<usize> = second
+        .requests
+        .iter()
+        .map(|request| request.body.to_string().matches("\"cache_control\"").count())
+        .collect();
+    // The system block, the last tool, the newest message and the user message before it (when
+    // there is one): never more than 4.
+    assert_eq!(breakpoints, [3, 4, 4, 4, 3, 4, 4]);
 }
