@@ -211,11 +211,16 @@ impl ContextManager {
                 after.pruned.extend(ids.iter().cloned());
                 after.generation += 1;
                 let tokens_after = after.used(ledger);
-                return Decision::Prune(Meta::ContextPruned {
-                    call_ids: ids,
-                    tokens_before: used,
-                    tokens_after,
-                });
+                // Stubs pile up too: once pruning cannot win lasting room (a quarter of the
+                // threshold), it would run on every turn and break the prompt cache each time;
+                // compaction is the right layer then.
+                if tokens_after <= self.budget.prune_at * 3 / 4 {
+                    return Decision::Prune(Meta::ContextPruned {
+                        call_ids: ids,
+                        tokens_before: used,
+                        tokens_after,
+                    });
+                }
             }
         }
         if self.settings.auto_compact && used > self.budget.compact_at {
