@@ -287,7 +287,7 @@ impl ContextManager {
             .collect();
         items.push(ContextItem { label: "system prompt".into(), tokens: budget::system_tokens(system) });
         items.push(ContextItem { label: "tool schemas".into(), tokens: budget::tools_tokens(tools) });
-        items.sort_by(|a, b| b.tokens.cmp(&a.tokens));
+        items.sort_by_key(|item| std::cmp::Reverse(item.tokens));
         items.truncate(5);
         ContextUsage {
             used_tokens: used,

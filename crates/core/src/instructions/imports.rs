@@ -53,10 +53,8 @@ fn line_imports(line: &str) -> Vec<String> {
 
 /// Where an import written in the file `from` points.
 pub fn resolve(import: &str, from: &Path, user_home: Option<&Path>) -> PathBuf {
-    if let Some(rest) = import.strip_prefix("~/") {
-        if let Some(home) = user_home {
-            return home.join(rest);
-        }
+    if let (Some(rest), Some(home)) = (import.strip_prefix("~/"), user_home) {
+        return home.join(rest);
     }
     let path = Path::new(import);
     if path.is_absolute() {

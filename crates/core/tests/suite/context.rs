@@ -323,7 +323,7 @@ async fn the_compact_op_compacts_with_the_users_focus_and_later_requests_start_f
     let say = |session: &lathe_core::host::SessionHandle, text: &str| {
         session.ops.send(AgentOp::UserInput { content: vec![Content::text(text)] }).expect("op");
     };
-    let mut wait = async |session: &mut lathe_core::host::SessionHandle, stop: fn(&AgentEvent) -> bool| loop {
+    let wait = async |session: &mut lathe_core::host::SessionHandle, stop: fn(&AgentEvent) -> bool| loop {
         let event = tokio::time::timeout(std::time::Duration::from_secs(20), session.events.recv())
             .await
             .expect("an event within 20 s")
