@@ -22,7 +22,7 @@ use lathe_policy::PermissionMode;
 use lathe_protocol::{
     Accumulator, AgentEvent, AssistantMessage, Content, ContextUsage, LedgerItem, Meta, ModelEvent,
     ModelRequest, ProviderError, RunStats, StopCause, StopReason, SystemBlock, ThinkingFormat, Usage,
-    UserMessage,
+    UserMessage, conversation,
 };
 use lathe_provider::Provider;
 use lathe_provider::catalog::{ModelInfo, estimate_cost};

@@ -59,14 +59,21 @@ impl LedgerItem {
 
     /// The indices of [`LedgerItem::sendable`]'s items, in the order they are sent.
     pub fn sendable_indices(items: &[LedgerItem]) -> Vec<usize> {
-        let live = |index: &usize| !matches!(items[*index], LedgerItem::Meta(_) | LedgerItem::Compaction(_));
+        let indices = LedgerItem::live_indices(items);
+        indices.into_iter().filter(|&index| !matches!(items[index], LedgerItem::Meta(_))).collect()
+    }
+
+    /// [`LedgerItem::sendable_indices`] with the [`Meta`] items among them kept (they mark what a
+    /// request leaves out, see [`crate::conversation`]).
+    pub fn live_indices(items: &[LedgerItem]) -> Vec<usize> {
         let Some(at) = items.iter().rposition(|item| matches!(item, LedgerItem::Compaction(_))) else {
-            return (0..items.len()).filter(live).collect();
+            return (0..items.len()).collect();
         };
         let kept_from = match &items[at] {
             LedgerItem::Compaction(compaction) => compaction.kept_from.min(at),
             _ => at,
         };
+        let live = |index: &usize| !matches!(items[*index], LedgerItem::Compaction(_));
         std::iter::once(at)
             .chain((kept_from..at).filter(live))
             .chain((at + 1..items.len()).filter(live))

@@ -24,7 +24,9 @@ pub mod prune;
 
 use std::collections::HashSet;
 
-use lathe_protocol::{ContextItem, ContextUsage, LedgerItem, Meta, SystemBlock, ToolSpec, Usage};
+use lathe_protocol::{
+    ContextItem, ContextUsage, LedgerItem, Meta, SystemBlock, ToolSpec, Usage, conversation,
+};
 
 pub use budget::Budget;
 pub use compact::SUMMARY_REQUEST_MARKER;
@@ -144,7 +146,7 @@ impl ContextManager {
 
     /// Ledger indices of the items the next request sends, in order.
     pub fn view(&self, ledger: &[LedgerItem]) -> Vec<usize> {
-        LedgerItem::sendable_indices(ledger)
+        conversation::request_entries(ledger).into_iter().map(|(index, _)| index).collect()
     }
 
     /// The messages of the next request: the sent items, pruned results as their stubs.
@@ -154,6 +156,10 @@ impl ContextManager {
 
     fn render(&self, ledger: &[LedgerItem], view: &[usize]) -> Vec<LedgerItem> {
         let calls = if self.pruned.is_empty() { Default::default() } else { prune::calls_by_id(ledger) };
+        let images: std::collections::HashMap<usize, &str> = conversation::request_entries(ledger)
+            .into_iter()
+            .filter_map(|(index, reason)| Some((index, reason?)))
+            .collect();
         view.iter()
             .map(|&index| match &ledger[index] {
                 LedgerItem::ToolResult(result) if self.pruned.contains(&result.call_id) => {
@@ -162,7 +168,7 @@ impl ContextManager {
                         result,
                     ))
                 }
-                item => item.clone(),
+                item => conversation::render(item, images.get(&index).copied()),
             })
             .collect()
     }
