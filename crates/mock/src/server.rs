@@ -55,7 +55,7 @@ struct Shared {
 }
 
 enum Engine {
-    Scripted { script: Script, next: Mutex<usize> },
+    Scripted { script: Box<Script>, next: Mutex<usize> },
     Cassette(CassetteSet),
     Replay(Box<ReplayEngine>),
 }
@@ -77,7 +77,7 @@ impl MockServer {
     pub async fn start_with(mode: Mode, port: u16, log: Option<PathBuf>) -> std::io::Result<MockServer> {
         let log = RequestLog::new(log)?;
         let engine = match mode {
-            Mode::Scripted(script) => Engine::Scripted { script, next: Mutex::new(0) },
+            Mode::Scripted(script) => Engine::Scripted { script: Box::new(script), next: Mutex::new(0) },
             Mode::Cassette(set) => Engine::Cassette(set),
             Mode::Replay(case) => Engine::Replay(Box::new(ReplayEngine::new(case))),
         };
