@@ -25,7 +25,8 @@ Exit status:
   1    the run failed (model refusal, session file error, internal error)
   2    usage or configuration error (bad flag, missing -C directory, unreadable config, unknown provider)
   3    model provider error (HTTP/API error, authentication, network, server down)
-  4    a limit stopped the run (--max-turns, --max-cost, or no progress: the same call failing 3 times)
+  4    a limit stopped the run (--max-turns, --max-cost, no progress: the same call failing 3 times, or
+       the conversation cannot be compacted to fit the context window: 3 failed compactions in a row)
   130  cancelled (Ctrl+C)
 
 Configuration: ~/.lathe/config.toml, then <project>/.lathe/config.toml, then LATHE_PROVIDER /
@@ -80,6 +81,11 @@ pub struct Cli {
     /// Stop when the estimated cost reaches this many US dollars.
     #[arg(long, value_name = "USD")]
     pub max_cost: Option<f64>,
+
+    /// Never compact the conversation automatically (same as `auto_compact = false` in config):
+    /// a conversation that outgrows the context window then stops with the provider's error.
+    #[arg(long)]
+    pub no_auto_compact: bool,
 
     /// Work in DIR instead of the current directory.
     #[arg(short = 'C', long = "cd", value_name = "DIR", global = true)]
@@ -165,6 +171,7 @@ impl Cli {
             yolo: self.yolo,
             max_turns: self.max_turns,
             max_cost_usd: self.max_cost,
+            no_auto_compact: self.no_auto_compact,
             model_path: self.model_path.clone(),
             sandbox: self.sandbox.clone(),
             session,

@@ -201,7 +201,10 @@ fn list_sessions(cli: &Cli, json: bool) -> u8 {
 fn exit_code(cause: &StopCause) -> u8 {
     match cause {
         StopCause::Completed => EXIT_OK,
-        StopCause::MaxTurns { .. } | StopCause::Budget { .. } | StopCause::NoProgress { .. } => EXIT_LIMIT,
+        StopCause::MaxTurns { .. }
+        | StopCause::Budget { .. }
+        | StopCause::NoProgress { .. }
+        | StopCause::ContextExhausted { .. } => EXIT_LIMIT,
         StopCause::Cancelled => EXIT_CANCELLED,
         StopCause::Refused => EXIT_FAILED,
         StopCause::Error { .. } => EXIT_API,

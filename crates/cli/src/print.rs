@@ -8,7 +8,11 @@
 //! `{"type":"tool_result","id","name","status","is_error","elapsed_ms","exit_code","output"}` ·
 //! `{"type":"retry","attempt","max_retries","delay_ms","message"}` ·
 //! `{"type":"usage","input_tokens","output_tokens","cache_read_tokens","cache_write_tokens","total_cost_usd"}`
-//! (token counts of the last response, `null` when the provider did not report one) ·
+//! (token counts of the last response, `null` when the provider did not report one; `context`:
+//! `{"used_tokens","window_tokens","percent","largest":[{"label","tokens"}]}`) ·
+//! `{"type":"context_pruned","results","tokens_before","tokens_after"}` ·
+//! `{"type":"compacted","trigger":"auto"|"overflow"|"manual","tokens_before","tokens_after",
+//! "summarized_items","kept_items","omitted_rounds"}` ·
 //! `{"type":"warning","message"}` · and last
 //! `{"type":"result","subtype":"success"|"error_…","is_error","result","session_id","turns","tool_calls",
 //! "usage":{…},"cost_usd","duration_ms","permission_denials":[{"tool_name","tool_use_id","tool_input"}],
@@ -92,6 +96,8 @@ impl Printer {
             | AgentEvent::Todos { .. }
             | AgentEvent::Retry(_)
             | AgentEvent::Usage { .. }
+            | AgentEvent::ContextPruned { .. }
+            | AgentEvent::Compacted { .. }
             | AgentEvent::ModeChanged { .. }
             | AgentEvent::ModelChanged { .. }
             | AgentEvent::UserTurns { .. }
@@ -130,10 +136,25 @@ impl Printer {
                 "delay_ms": info.delay_ms, "reason": info.error.kind(), "message": info.describe(),
                 "discards_partial": info.discards_partial,
             })),
-            AgentEvent::Usage { last, stats, .. } => line(&json!({
+            AgentEvent::Usage { last, stats, context } => line(&json!({
                 "type": "usage", "input_tokens": last.input_tokens, "output_tokens": last.output_tokens,
                 "cache_read_tokens": last.cache_read_input_tokens, "cache_write_tokens": last.cache_creation_input_tokens,
-                "total_cost_usd": stats.cost_usd,
+                "total_cost_usd": stats.cost_usd, "context": context,
+            })),
+            AgentEvent::ContextPruned { results, tokens_before, tokens_after } => line(&json!({
+                "type": "context_pruned", "results": results, "tokens_before": tokens_before,
+                "tokens_after": tokens_after,
+            })),
+            AgentEvent::Compacted {
+                trigger,
+                tokens_before,
+                tokens_after,
+                summarized_items,
+                kept_items,
+                omitted_rounds,
+            } => line(&json!({
+                "type": "compacted", "trigger": trigger, "tokens_before": tokens_before, "tokens_after": tokens_after,
+                "summarized_items": summarized_items, "kept_items": kept_items, "omitted_rounds": omitted_rounds,
             })),
             AgentEvent::Todos { items } => line(&json!({"type": "todos", "items": items})),
             AgentEvent::Warning { message } => line(&json!({"type": "warning", "message": message})),
@@ -212,6 +233,7 @@ pub fn describe(cause: &StopCause) -> String {
         StopCause::NoProgress { detail } => format!("stopped, no progress: {detail}"),
         StopCause::Cancelled => "cancelled".into(),
         StopCause::Refused => "the model refused the request".into(),
+        StopCause::ContextExhausted { detail } => format!("stopped: {detail}"),
         StopCause::Error { message, .. } => format!("error: {message}"),
     }
 }
@@ -240,6 +262,12 @@ fn text_progress(event: &AgentEvent) {
         }
         AgentEvent::Retry(info) => eprintln!("lathe: {}", info.describe()),
         AgentEvent::Warning { message } => eprintln!("lathe: warning: {message}"),
+        AgentEvent::ContextPruned { results, tokens_before, tokens_after } => eprintln!(
+            "lathe: context: {results} old tool outputs replaced by stubs ({tokens_before} → {tokens_after} tokens)"
+        ),
+        AgentEvent::Compacted { tokens_before, tokens_after, .. } => {
+            eprintln!("lathe: context: conversation compacted ({tokens_before} → {tokens_after} tokens)")
+        }
         AgentEvent::SessionStarted { .. }
         | AgentEvent::TurnStarted { .. }
         | AgentEvent::TextDelta { .. }

@@ -20,9 +20,9 @@ use std::time::Instant;
 use futures::StreamExt;
 use lathe_policy::{PermissionMode, Policy};
 use lathe_protocol::{
-    Accumulator, AgentEvent, AssistantMessage, Content, LedgerItem, Meta, ModelEvent, ModelRequest,
-    ProviderError, RunStats, StopCause, StopReason, SystemBlock, ThinkingFormat, Usage, UserMessage,
-    conversation,
+    Accumulator, AgentEvent, AssistantMessage, Content, ContextUsage, LedgerItem, ModelEvent,
+    ModelRequest, ProviderError, RunStats, StopCause, StopReason, SystemBlock, ThinkingFormat, Usage,
+    UserMessage, conversation,
 };
 use lathe_provider::Provider;
 use lathe_provider::catalog::{ModelInfo, estimate_cost};
@@ -30,8 +30,10 @@ use lathe_tools::{ToolContext, ToolRegistry};
 use tokio::sync::{Mutex, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
+use crate::context::{Budget, ContextManager, ContextSettings};
 use crate::exec::{Approver, Executor, interrupted};
 use crate::history::FileHistory;
+use crate::instructions::RuleSet;
 use crate::progress::ProgressGuard;
 use crate::session::SessionWriter;
 use crate::{recovery, text_calls};
@@ -65,20 +67,28 @@ pub struct AgentSettings {
     pub model_info: ModelInfo,
     /// Which format reasoning from this provider is tagged with.
     pub thinking_format: ThinkingFormat,
+    /// Automatic compaction and pruning (the window is `model_info.context_window`).
+    pub context: ContextSettings,
 }
 
 /// A session's agent: the ledger, the provider, the tools and the session file.
 pub struct Agent {
     pub(crate) provider: Arc<dyn Provider>,
-    tools: ToolRegistry,
+    pub(crate) tools: ToolRegistry,
     pub(crate) ctx: ToolContext,
-    system: Vec<SystemBlock>,
+    pub(crate) system: Vec<SystemBlock>,
     pub(crate) ledger: Vec<LedgerItem>,
     pub(crate) session: Option<SessionWriter>,
     pub(crate) settings: AgentSettings,
     approver: Option<Arc<dyn Approver>>,
     pub(crate) policy: Arc<Policy>,
-    stats: RunStats,
+    pub(crate) stats: RunStats,
+    /// Context accounting, pruning and compaction decisions (see [`crate::context`]).
+    pub(crate) context: ContextManager,
+    /// Path-scoped instruction rules, loaded on the first matching read.
+    pub(crate) rules: RuleSet,
+    /// The repository's state, sent before the first user message of a new session.
+    session_context: Option<String>,
     /// Every tool-call id in the ledger, so a repeated or empty id from the model can be replaced
     /// before it breaks pairing (providers reject duplicate ids).
     call_ids: HashSet<String>,
@@ -113,7 +123,12 @@ impl Agent {
             .flatten()
             .collect();
         let policy = Arc::new(Policy::with_mode(settings.permission_mode, &ctx.workspace));
+        let budget = Budget::new(settings.model_info.context_window, settings.max_output_tokens);
+        let context = ContextManager::new(budget, settings.context, &system, &tools.specs(), &ledger);
         Agent {
+            context,
+            rules: RuleSet::default(),
+            session_context: None,
             call_ids,
             policy,
             provider,
@@ -141,6 +156,19 @@ impl Agent {
     /// recorded in the ledger and announced with [`AgentEvent::ModeChanged`].
     pub fn with_mode_watch(mut self, modes: watch::Receiver<PermissionMode>) -> Agent {
         self.mode_watch = Some(modes);
+        self
+    }
+
+    /// Loads `rules` when a file matching them is read (see [`crate::instructions::rules`]).
+    pub fn with_rules(mut self, rules: RuleSet) -> Agent {
+        self.rules = rules;
+        self
+    }
+
+    /// Sends `context` (the repository's state) as an injected message before the first user
+    /// message, when the session has none yet; nothing when it is empty.
+    pub fn with_session_context(mut self, context: String) -> Agent {
+        self.session_context = Some(context).filter(|context| !context.trim().is_empty());
         self
     }
 
@@ -192,6 +220,12 @@ impl Agent {
             self.history = None;
         }
         self.ledger.push(item);
+        self.context.sync(&self.ledger);
+    }
+
+    /// How full the context window is: the next request's size, the window, the largest items.
+    pub fn context_usage(&self) -> ContextUsage {
+        self.context.usage(&self.ledger, &self.system, &self.tools.specs())
     }
 
     /// Runs one user turn to its end and reports why it ended (also sent as
@@ -205,6 +239,10 @@ impl Agent {
     ) -> StopCause {
         let started = Instant::now();
         let before = self.stats;
+        let started_before = self.ledger.iter().any(|item| matches!(item, LedgerItem::User(_)));
+        if let Some(context) = self.session_context.take().filter(|_| !started_before) {
+            self.append(LedgerItem::User(UserMessage::injected(context)));
+        }
         self.append(LedgerItem::User(input));
         self.send_warnings(events);
         let cause = self.turn_loop(events, cancel).await;
@@ -255,11 +293,32 @@ impl Agent {
             }
             self.send_warnings(events);
             self.repair_pairing("no result was recorded for this call");
+            if let Some(cause) = self.fit_context(events, cancel).await {
+                return cause;
+            }
+            if cancel.is_cancelled() {
+                return StopCause::Cancelled;
+            }
             turns += 1;
             self.stats.turns += 1;
             let _ = events.send(AgentEvent::TurnStarted { turn: turns });
 
+            self.context.sending(&self.ledger);
             let (message, error) = self.request(events, cancel).await;
+            if let Some(overflow @ ProviderError::ContextWindowExceeded { .. }) = &error
+                && message.as_ref().is_none_or(|message| message.content.is_empty())
+                && self.settings.context.auto_compact
+            {
+                match self.recover_from_overflow(overflow, events, cancel).await {
+                    Some(cause) => return cause,
+                    None => {
+                        // The retry is the same model turn, not a new one.
+                        turns -= 1;
+                        self.stats.turns -= 1;
+                        continue;
+                    }
+                }
+            }
             let cancelled = matches!(error, Some(ProviderError::Cancelled));
             if let Some(mut message) = message {
                 if error.is_some() {
@@ -275,13 +334,17 @@ impl Agent {
                     let _ = events.send(AgentEvent::Warning { message });
                 }
                 self.unique_call_ids(&mut message);
-                self.record_usage(&message.usage, events);
+                let usage = message.usage;
+                if error.is_none() {
+                    self.context.answered(&usage, self.settings.model_info.input_includes_cache_reads);
+                }
                 // Providers reject an assistant message without content; a response that failed
                 // before anything usable arrived leaves no trace in the ledger.
                 if !message.content.is_empty() {
                     let _ = events.send(AgentEvent::AssistantMessage { message: message.clone() });
                     self.append(LedgerItem::Assistant(message));
                 }
+                self.record_usage(&usage, events);
             }
             if cancelled || cancel.is_cancelled() {
                 return StopCause::Cancelled;
@@ -353,6 +416,7 @@ impl Agent {
                 progress.observe(call, &done.result);
                 self.append(LedgerItem::ToolResult(done.result));
             }
+            self.load_rules_for(&calls);
             if cancel.is_cancelled() {
                 return StopCause::Cancelled;
             }
@@ -372,9 +436,9 @@ impl Agent {
         let request = ModelRequest {
             model: self.settings.model.clone(),
             system: self.system.clone(),
-            messages: conversation::request_messages(&self.ledger),
+            messages: self.context.messages(&self.ledger),
             tools: self.tools.specs(),
-            max_output_tokens: self.settings.max_output_tokens,
+            max_output_tokens: self.context.budget().output_reserve as u32,
             temperature: self.settings.temperature,
             top_p: None,
             thinking: None,
@@ -435,26 +499,19 @@ impl Agent {
     }
 
     fn record_usage(&mut self, usage: &Usage, events: &mpsc::UnboundedSender<AgentEvent>) {
+        self.add_usage(usage);
+        let context = Some(self.context_usage());
+        let _ = events.send(AgentEvent::Usage { last: *usage, stats: self.stats, context });
+    }
+
+    /// Adds one response's usage to the totals (tokens and estimated cost).
+    pub(crate) fn add_usage(&mut self, usage: &Usage) {
         let tokens = |value: Option<u64>| value.unwrap_or(0);
         self.stats.input_tokens += tokens(usage.input_tokens);
         self.stats.output_tokens += tokens(usage.output_tokens);
         self.stats.cache_read_tokens += tokens(usage.cache_read_input_tokens);
         self.stats.cache_write_tokens += tokens(usage.cache_creation_input_tokens);
         self.stats.cost_usd += estimate_cost(&self.settings.model_info, usage);
-        let info = &self.settings.model_info;
-        let prompt = if info.input_includes_cache_reads {
-            tokens(usage.input_tokens)
-        } else {
-            tokens(usage.input_tokens)
-                + tokens(usage.cache_read_input_tokens)
-                + tokens(usage.cache_creation_input_tokens)
-        };
-        let _ = events.send(AgentEvent::Usage {
-            last: *usage,
-            stats: self.stats,
-            context_tokens: prompt + tokens(usage.output_tokens),
-            context_window: u64::from(info.context_window),
-        });
     }
 
     /// The pairing guard (ARCHITECTURE.md §4.1): answers every call still without a result with an

@@ -7,6 +7,8 @@
 //! permission_mode = "accept-edits"
 //! max_turns = 50
 //! max_cost_usd = 2.0
+//! context_window = 32000           # tokens; overrides the model catalog (also per provider)
+//! auto_compact = true              # compact when the conversation would not fit (--no-auto-compact)
 //!
 //! [providers.deepseek]
 //! protocol = "openai"              # anthropic | openai (Chat Completions) | responses
@@ -68,6 +70,8 @@ pub struct ProviderEntry {
     pub api_key_env: Option<String>,
     /// Default model for this provider.
     pub model: Option<String>,
+    /// Context window of this provider's model in tokens (overrides the model catalog).
+    pub context_window: Option<u32>,
     /// Extra HTTP headers.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
@@ -79,6 +83,7 @@ impl ProviderEntry {
         overlay(&mut self.base_url, &later.base_url);
         overlay(&mut self.api_key_env, &later.api_key_env);
         overlay(&mut self.model, &later.model);
+        overlay(&mut self.context_window, &later.context_window);
         self.headers.extend(later.headers.clone());
     }
 }
@@ -147,6 +152,16 @@ pub struct ConfigLayer {
     pub max_output_tokens: Option<u32>,
     /// Default `shell` timeout in milliseconds.
     pub shell_timeout_ms: Option<u64>,
+    /// Context window in tokens, overriding the model catalog (a `[providers.NAME]` entry's own
+    /// `context_window` wins over this one).
+    pub context_window: Option<u32>,
+    /// Compact the conversation automatically when it would not fit the window (default true).
+    pub auto_compact: Option<bool>,
+    /// Replace old outputs of re-readable tools with stubs above 60 % of the window (default true).
+    pub context_pruning: Option<bool>,
+    /// Largest total size of the project instructions in bytes (default 40 KiB); beyond it they
+    /// are cut with a warning naming what was cut.
+    pub instructions_max_bytes: Option<usize>,
     /// Named providers.
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderEntry>,
@@ -188,6 +203,10 @@ impl ConfigLayer {
         overlay(&mut self.max_cost_usd, &later.max_cost_usd);
         overlay(&mut self.max_output_tokens, &later.max_output_tokens);
         overlay(&mut self.shell_timeout_ms, &later.shell_timeout_ms);
+        overlay(&mut self.context_window, &later.context_window);
+        overlay(&mut self.auto_compact, &later.auto_compact);
+        overlay(&mut self.context_pruning, &later.context_pruning);
+        overlay(&mut self.instructions_max_bytes, &later.instructions_max_bytes);
         for (name, entry) in &later.providers {
             self.providers.entry(name.clone()).or_default().overlay(entry);
         }

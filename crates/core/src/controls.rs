@@ -9,6 +9,7 @@ use lathe_provider::Provider;
 use tokio::sync::mpsc;
 
 use crate::agent::{Agent, AgentSettings};
+use crate::context::Budget;
 
 impl Agent {
     /// The permission mode in force.
@@ -41,6 +42,10 @@ impl Agent {
         self.settings.model = settings.model;
         self.settings.model_info = settings.model_info;
         self.settings.thinking_format = settings.thinking_format;
+        self.context.set_budget(Budget::new(
+            self.settings.model_info.context_window,
+            self.settings.max_output_tokens,
+        ));
         self.append(LedgerItem::Meta(Meta::ModelSwitch {
             model: self.settings.model.clone(),
             provider: label,

@@ -9,9 +9,11 @@
 pub mod agent;
 pub mod config;
 mod controls;
+pub mod context;
 pub mod exec;
 pub mod history;
 pub mod host;
+pub mod instructions;
 pub mod paths;
 pub mod permissions;
 pub mod pricing;
@@ -23,6 +25,7 @@ mod snapshot;
 pub mod text_calls;
 
 pub use agent::{Agent, AgentSettings};
+pub use context::ContextSettings;
 pub use exec::Approver;
 pub use host::{Flags, Interaction, SessionBuilder, SessionChoice, SessionHandle, StartError};
 pub use session::SessionSummary;

@@ -1,13 +1,17 @@
 //! The system prompt (FEATURES.md §F): a static core kept byte-identical across turns and sessions
-//! (so provider prompt caches hit), then a dynamic block gathered once per session: the environment
-//! (cwd, OS, shell, date, git state) and the project's instructions (`AGENTS.md` / `CLAUDE.md` from
-//! the repository root down to the working directory, plus the user's global file).
+//! (so provider prompt caches hit), then a block gathered once per session: the stable environment
+//! (cwd, OS, shell, date) and the instructions ([`crate::instructions`]). Both stay byte-identical
+//! for every session started in one directory on one day while the instruction files are unchanged.
+//! The repository's state (branch, changes, recent commits), which changes from one session to the
+//! next, is not in the system prompt: it goes to the model once, before the first user message.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use lathe_protocol::SystemBlock;
 use tokio::process::Command;
+
+use crate::instructions::{self, RuleSet, Sources};
 
 /// The static core: identity and tool discipline. Never interpolated, so it is byte-stable.
 pub const STATIC_CORE: &str = "\
@@ -30,53 +34,88 @@ not for cat/grep/find/sed.
 - Ask the user only when the task is ambiguous in a way you cannot resolve by reading the code.
 ";
 
-/// Largest instructions text included, in bytes; beyond it the text is cut with a visible warning.
-pub const MAX_INSTRUCTIONS_BYTES: usize = 40 * 1024;
-
-/// Instruction file names read in every directory from the repository root down to the cwd.
-const INSTRUCTION_FILES: [&str; 4] = ["AGENTS.md", "CLAUDE.md", "AGENTS.local.md", "CLAUDE.local.md"];
-
-/// Builds the system blocks for a session in `cwd`: `[static core (cache breakpoint), environment +
-/// instructions]`, plus any warnings (e.g. instructions cut at the size cap).
-pub async fn system_blocks(cwd: &Path, home: &Path) -> (Vec<SystemBlock>, Vec<String>) {
-    let mut warnings = Vec::new();
-    let mut dynamic = environment_block(cwd).await;
-    let instructions = instructions(cwd, home, &mut warnings);
-    if !instructions.is_empty() {
-        dynamic.push_str("\n# Project instructions\n");
-        dynamic.push_str(&instructions);
-    }
-    let blocks = vec![
-        SystemBlock { text: STATIC_CORE.to_string(), cache_breakpoint: true },
-        SystemBlock { text: dynamic, cache_breakpoint: false },
-    ];
-    (blocks, warnings)
+/// The prompt of a session, gathered once when it starts.
+#[derive(Debug, Clone, Default)]
+pub struct Prompt {
+    /// `[static core (cache breakpoint), environment + instructions]`: byte-identical for every
+    /// session started in the same directory on the same day with the same instruction files.
+    pub system: Vec<SystemBlock>,
+    /// The repository's state (branch, changes, recent commits), which changes between sessions:
+    /// sent once, as an injected message before the first user message of a new session, so the
+    /// system prompt stays cacheable.
+    pub session_context: String,
+    /// Path-scoped rules, loaded when a matching file is read.
+    pub rules: RuleSet,
+    /// Warnings to show (skipped instruction files, broken imports, what the size cap cut).
+    pub warnings: Vec<String>,
 }
 
-/// The environment block: cwd, OS, shell, date and git state (each git command limited to 3 s).
-pub async fn environment_block(cwd: &Path) -> String {
+/// Gathers the prompt for a session in `sources.cwd`.
+pub async fn prepare(sources: &Sources) -> Prompt {
+    let cwd = sources.cwd.clone();
+    let (git, instructions) = tokio::join!(
+        git_block(&cwd),
+        tokio::task::spawn_blocking({
+            let sources = sources.clone();
+            move || instructions::gather(&sources)
+        })
+    );
+    let instructions = instructions.unwrap_or_default();
+    let mut dynamic = environment_block(&cwd);
+    if !instructions.text.is_empty() {
+        dynamic.push_str("\n# Project instructions\n");
+        dynamic.push_str(&instructions.text);
+    }
+    Prompt {
+        system: vec![
+            SystemBlock { text: STATIC_CORE.to_string(), cache_breakpoint: true },
+            SystemBlock { text: dynamic, cache_breakpoint: false },
+        ],
+        session_context: git,
+        rules: instructions.rules,
+        warnings: instructions.warnings,
+    }
+}
+
+/// Builds the system blocks for a session in `cwd` with Lathe's home `home` (the user's home from
+/// `$HOME`), plus any warnings. See [`prepare`] for the whole prompt.
+pub async fn system_blocks(cwd: &Path, home: &Path) -> (Vec<SystemBlock>, Vec<String>) {
+    let prompt = prepare(&Sources {
+        cwd: cwd.to_path_buf(),
+        lathe_home: home.to_path_buf(),
+        user_home: dirs::home_dir(),
+        max_bytes: instructions::DEFAULT_MAX_BYTES,
+    })
+    .await;
+    (prompt.system, prompt.warnings)
+}
+
+/// The stable environment: cwd, OS, shell and date.
+pub fn environment_block(cwd: &Path) -> String {
     let shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());
     let date = chrono::Local::now().format("%Y-%m-%d");
-    let mut text = format!(
+    format!(
         "# Environment\nWorking directory: {}\nPlatform: {} {}\nShell: {shell}\nToday's date: {date}\n",
         cwd.display(),
         std::env::consts::OS,
         std::env::consts::ARCH,
-    );
-    // Outside a repository, spawning git would only cost start-up time.
+    )
+}
+
+/// The repository's state when the session starts: branch, changes and recent commits (each git
+/// command limited to 3 s).
+pub async fn git_block(cwd: &Path) -> String {
+    // Outside a repository there is nothing to say, and spawning git would only cost start-up time.
     if repo_root(cwd).is_none() {
-        text.push_str("Git: not a repository\n");
-        return text;
+        return String::new();
     }
+    let mut text = String::from("# Repository state at the start of this session\n");
     // `status --branch` gives the branch and the changes in one process; the log runs beside it.
     let (status, log) = tokio::join!(
         git(cwd, &["status", "--porcelain=v1", "--branch", "--untracked-files=normal"]),
         git(cwd, &["log", "--oneline", "-n", "5"]),
     );
-    let Some(status) = status else {
-        text.push_str("Git: not a repository\n");
-        return text;
-    };
+    let Some(status) = status else { return String::new() };
     let mut lines = status.lines();
     let branch = lines
         .next()
@@ -105,10 +144,7 @@ pub async fn environment_block(cwd: &Path) -> String {
     text
 }
 
-/// The nearest ancestor of `cwd` (itself included) that holds `.git`.
-fn repo_root(cwd: &Path) -> Option<&Path> {
-    cwd.ancestors().find(|dir| dir.join(".git").exists())
-}
+use crate::instructions::repo_root;
 
 async fn git(cwd: &Path, args: &[&str]) -> Option<String> {
     let output = Command::new("git")
@@ -121,76 +157,10 @@ async fn git(cwd: &Path, args: &[&str]) -> Option<String> {
     output.status.success().then(|| String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
-/// The instruction files that apply to `cwd`, outermost first: the user's global `AGENTS.md` in
-/// Lathe's home, then each directory from the repository root (the nearest ancestor with `.git`, or
-/// `cwd` itself) down to `cwd`.
-pub fn instruction_files(cwd: &Path, home: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let global = home.join("AGENTS.md");
-    if global.is_file() {
-        files.push(global);
-    }
-    let root = repo_root(cwd).unwrap_or(cwd);
-    let mut chain: Vec<&Path> = cwd.ancestors().take_while(|dir| dir.starts_with(root)).collect();
-    chain.reverse();
-    for dir in chain {
-        for name in INSTRUCTION_FILES {
-            let path = dir.join(name);
-            if path.is_file() {
-                files.push(path);
-            }
-        }
-    }
-    files
-}
-
-fn instructions(cwd: &Path, home: &Path, warnings: &mut Vec<String>) -> String {
-    let mut text = String::new();
-    for path in instruction_files(cwd, home) {
-        let Ok(content) = std::fs::read_to_string(&path) else {
-            warnings.push(format!("could not read instructions file {}", path.display()));
-            continue;
-        };
-        text.push_str(&format!("\n## From {}\n{}\n", path.display(), content.trim_end()));
-    }
-    if text.len() > MAX_INSTRUCTIONS_BYTES {
-        let mut cut = MAX_INSTRUCTIONS_BYTES;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        text.truncate(cut);
-        text.push_str("\n[instructions cut at the size limit]\n");
-        warnings.push(format!(
-            "project instructions exceed {} KiB and were cut; shorten AGENTS.md/CLAUDE.md",
-            MAX_INSTRUCTIONS_BYTES / 1024
-        ));
-    }
-    text
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn instructions_walk_from_repo_root_to_cwd() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("repo");
-        let sub = root.join("pkg/inner");
-        std::fs::create_dir_all(&sub).unwrap();
-        std::fs::create_dir_all(root.join(".git")).unwrap();
-        std::fs::write(dir.path().join("AGENTS.md"), "outside the repo").unwrap();
-        std::fs::write(root.join("AGENTS.md"), "root rules").unwrap();
-        std::fs::write(root.join("pkg/CLAUDE.md"), "pkg rules").unwrap();
-        let home = dir.path().join("home");
-        let files = instruction_files(&sub, &home);
-        assert_eq!(files, vec![root.join("AGENTS.md"), root.join("pkg/CLAUDE.md")]);
-        let mut warnings = Vec::new();
-        let text = instructions(&sub, &home, &mut warnings);
-        assert!(text.find("root rules").unwrap() < text.find("pkg rules").unwrap());
-        assert!(!text.contains("outside the repo"));
-    }
 
     #[tokio::test]
     async fn environment_names_the_branch_and_the_changes() {
@@ -212,21 +182,58 @@ mod tests {
         git(&["add", "-A"]);
         git(&["commit", "-qm", "first commit"]);
         std::fs::write(dir.path().join("b.txt"), "b").unwrap();
-        let text = environment_block(dir.path()).await;
+        let text = git_block(dir.path()).await;
         assert!(text.contains("Git branch: trunk\n"), "{text}");
         assert!(text.contains("?? b.txt"), "{text}");
         assert!(text.contains("first commit"), "{text}");
         let outside = tempfile::tempdir().unwrap();
-        assert!(environment_block(outside.path()).await.contains("Git: not a repository"));
+        assert_eq!(git_block(outside.path()).await, "");
+    }
+
+    fn sources(cwd: &Path, home: &Path) -> Sources {
+        Sources {
+            cwd: cwd.to_path_buf(),
+            lathe_home: home.join(".lathe"),
+            user_home: Some(home.to_path_buf()),
+            max_bytes: crate::instructions::DEFAULT_MAX_BYTES,
+        }
     }
 
     #[tokio::test]
-    async fn static_core_is_the_first_block_and_stable() {
+    async fn the_system_prompt_is_byte_identical_across_sessions_in_one_directory_while_the_repository_changes()
+     {
         let dir = tempfile::tempdir().unwrap();
-        let (a, _) = system_blocks(dir.path(), dir.path()).await;
-        let (b, _) = system_blocks(dir.path(), dir.path()).await;
-        assert_eq!(a[0], b[0]);
-        assert!(a[0].cache_breakpoint);
-        assert!(a[1].text.contains("Working directory"));
+        let (repo, home) = (dir.path().join("repo"), dir.path().join("home"));
+        std::fs::create_dir_all(&repo).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        let git = |args: &[&str]| {
+            let status = std::process::Command::new("git")
+                .args(args)
+                .current_dir(&repo)
+                .env("GIT_AUTHOR_NAME", "t")
+                .env("GIT_AUTHOR_EMAIL", "t@t")
+                .env("GIT_COMMITTER_NAME", "t")
+                .env("GIT_COMMITTER_EMAIL", "t@t")
+                .status()
+                .unwrap();
+            assert!(status.success());
+        };
+        git(&["init", "-q", "-b", "main"]);
+        std::fs::write(repo.join("AGENTS.md"), "Run the tests.").unwrap();
+        git(&["add", "-A"]);
+        git(&["commit", "-qm", "first"]);
+        let first = prepare(&sources(&repo, &home)).await;
+        // The previous session edited files and committed: the repository state differs.
+        std::fs::write(repo.join("new.rs"), "fn main() {}").unwrap();
+        git(&["add", "-A"]);
+        git(&["commit", "-qm", "second"]);
+        std::fs::write(repo.join("dirty.txt"), "x").unwrap();
+        let second = prepare(&sources(&repo, &home)).await;
+        assert_eq!(first.system, second.system, "system blocks differ between sessions");
+        assert!(first.system[0].cache_breakpoint && first.system[0].text == STATIC_CORE);
+        assert!(first.system[1].text.contains("Run the tests."));
+        assert!(!first.system[1].text.contains("first"), "no commit subjects in the system prompt");
+        assert_ne!(first.session_context, second.session_context);
+        assert!(second.session_context.contains("second") && second.session_context.contains("?? dirty.txt"));
     }
 }

@@ -10,7 +10,10 @@
 //!   their index), else a plain JSON body. A script may also reject every request that carries an image. A turn can also be an HTTP error with a status, extra
 //!   headers and a body (default: the provider's own error shape; a string body is sent verbatim, e.g. an
 //!   HTML page from a proxy). A request after the last turn gets HTTP 400 "script exhausted". See [`Script`]
-//!   for the format and [`ScriptTurn`] for every field.
+//!   for the format and [`ScriptTurn`] for every field. A script can also play the provider's checks: a
+//!   context window (requests counted as `ceil(JSON body bytes / 4)` tokens; too long gets the provider's
+//!   real 400 and usage reports the count), tool-call pairing, and side replies (a summary request) that
+//!   consume no turn.
 //! * **Cassette** ([`CassetteSet`]): serves recorded provider responses from a directory holding a
 //!   `manifest.json` (the shared conformance corpus): `POST /cassette/<file>/<protocol suffix>` answers with
 //!   the entry's recorded status, its recorded headers and the file's bytes verbatim.
@@ -78,6 +81,7 @@ mod replay;
 mod reply;
 mod script;
 mod server;
+mod window;
 mod wire;
 
 use std::path::PathBuf;
@@ -89,8 +93,10 @@ pub use log::{LoggedRequest, Stats};
 pub use replay::{ReplayCall, ReplayCase, ReplayTurn};
 pub use script::{
     Script, ScriptError, ScriptStreamError, ScriptThinking, ScriptToolCall, ScriptTurn, ScriptUsage,
+    SideReply,
 };
 pub use server::MockServer;
+pub use window::{BYTES_PER_TOKEN, input_tokens};
 
 /// What the server serves; chosen once at start.
 #[derive(Debug, Clone)]

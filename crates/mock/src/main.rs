@@ -34,6 +34,13 @@ scripted SCRIPT.json
   with turns.json:
     {\"turns\": [{\"error\": {\"status\": 429, \"headers\": {\"retry-after\": \"2\"}}},
                {\"text\": \"Hello\", \"text_chunks\": 2}]}
+  Top-level options play the provider's own checks: \"context_window\": N
+  rejects a request whose ceil(JSON body bytes / 4) input tokens plus its
+  max_tokens exceed N with the provider's real 400 (usage then reports the
+  count), \"check_pairing\": true rejects unpaired tool calls and results
+  with the provider's 400, and \"side_replies\": [{\"when_last_user_contains\":
+  \"…\", \"text\": \"…\"}] answers matching requests (e.g. a summary request).
+  None of these consume a turn.
 
 cassette DIR
   Serves the recorded responses listed in DIR/manifest.json byte for byte,

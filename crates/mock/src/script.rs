@@ -15,7 +15,9 @@ use crate::{MockError, read_text};
 /// A script: the turns served in order, one per model request.
 ///
 /// ```json
-/// {"turns": [
+/// {"context_window": 32000, "check_pairing": true,
+///  "side_replies": [{"when_last_user_contains": "Summarize the conversation", "text": "## Summary …"}],
+///  "turns": [
 ///   {"error": {"status": 429, "headers": {"retry-after": "2"}, "message": "slow down"}},
 ///   {"thinking": {"text": "…", "signature": "sig"}, "text": "Hello", "text_chunks": 2,
 ///    "tool_calls": [{"id": "call_1", "name": "read_file", "arguments": {"path": "a.txt"}, "chunks": 3}],
@@ -38,6 +40,29 @@ pub struct Script {
     /// turn. Models a provider that cannot process an image in the conversation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reject_images: Option<ScriptError>,
+    /// Play a model with this context window, in tokens (`ceil(compact JSON body bytes / 4)`): a
+    /// request whose input plus requested output exceeds it gets the provider's real HTTP 400
+    /// context-length error and consumes no turn; every answer reports the counted input tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
+    /// Reject, as the provider does (HTTP 400 in its words), a request whose tool calls and tool
+    /// results do not pair; it consumes no turn.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub check_pairing: bool,
+    /// Answers to side requests (e.g. a summary request), matched on the last user-side message;
+    /// they consume no turn.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub side_replies: Vec<SideReply>,
+}
+
+/// A reply to requests whose last user-side message contains a string.
+#[derive(Serialize, Deserialize, Clone, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub struct SideReply {
+    /// The string to look for in the last user-side message's text.
+    pub when_last_user_contains: String,
+    /// The assistant text of the reply.
+    pub text: String,
 }
 
 /// One scripted response: either an HTTP error (`error`) or a model answer (the other fields).

@@ -25,6 +25,7 @@ use crate::log::{LoggedRequest, RequestLog, Stats, lock};
 use crate::replay::ReplayEngine;
 use crate::reply::{Answer, Delivery, ErrorReply};
 use crate::script::{Script, carries_image};
+use crate::window;
 use crate::wire::{self, RequestShape, SseEvent};
 use crate::{Mode, Protocol};
 
@@ -54,7 +55,7 @@ struct Shared {
 }
 
 enum Engine {
-    Scripted { script: Script, next: Mutex<usize> },
+    Scripted { script: Box<Script>, next: Mutex<usize> },
     Cassette(CassetteSet),
     Replay(Box<ReplayEngine>),
 }
@@ -76,7 +77,7 @@ impl MockServer {
     pub async fn start_with(mode: Mode, port: u16, log: Option<PathBuf>) -> std::io::Result<MockServer> {
         let log = RequestLog::new(log)?;
         let engine = match mode {
-            Mode::Scripted(script) => Engine::Scripted { script, next: Mutex::new(0) },
+            Mode::Scripted(script) => Engine::Scripted { script: Box::new(script), next: Mutex::new(0) },
             Mode::Cassette(set) => Engine::Cassette(set),
             Mode::Replay(case) => Engine::Replay(Box::new(ReplayEngine::new(case))),
         };
@@ -200,6 +201,10 @@ fn decide(
                 lock(&shared.stats).requests += 1;
                 return encode(protocol, body, seq, Answer::Error(rejection.lower()));
             }
+            if let Some(answer) = scripted_checks(script, protocol, body) {
+                lock(&shared.stats).requests += 1;
+                return encode(protocol, body, seq, answer);
+            }
             let answer = {
                 let mut stats = lock(&shared.stats);
                 stats.requests += 1;
@@ -210,7 +215,11 @@ fn decide(
                     Some(turn) => {
                         stats.turns_served = index + 1;
                         stats.done = index + 1 == script.turns.len();
-                        turn.lower(body.get("model").and_then(Value::as_str))
+                        let mut answer = turn.lower(body.get("model").and_then(Value::as_str));
+                        if let (Some(_), Answer::Reply(reply, _)) = (script.context_window, &mut answer) {
+                            reply.usage.input_tokens = window::input_tokens(body);
+                        }
+                        answer
                     }
                     None => {
                         stats.extra_requests += 1;
@@ -232,6 +241,28 @@ fn decide(
             encode(protocol, body, seq, answer)
         }
     }
+}
+
+/// The provider-side checks of scripted mode (see [`crate::window`]): an answer that consumes no turn.
+fn scripted_checks(script: &Script, protocol: Protocol, body: &Value) -> Option<Answer> {
+    if script.check_pairing
+        && let Some(error) = window::pairing_error(protocol, body)
+    {
+        return Some(Answer::Error(error));
+    }
+    if let Some(limit) = script.context_window
+        && let Some(error) = window::overflow(protocol, body, limit)
+    {
+        return Some(Answer::Error(error));
+    }
+    let side = window::side_reply(protocol, body, &script.side_replies)?;
+    let turn = crate::script::ScriptTurn { text: Some(side.text.clone()), ..Default::default() };
+    let mut answer = turn.lower(body.get("model").and_then(Value::as_str));
+    if let Answer::Reply(reply, _) = &mut answer {
+        reply.usage.input_tokens = window::input_tokens(body);
+        reply.usage.output_tokens = (side.text.len() as u64).div_ceil(window::BYTES_PER_TOKEN);
+    }
+    Some(answer)
 }
 
 /// Encodes an answer in the request's protocol and stream mode.

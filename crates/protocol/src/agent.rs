@@ -88,14 +88,34 @@ pub enum AgentEvent {
         last: Usage,
         /// Totals of every run of this session so far (since it was opened).
         stats: RunStats,
-        /// Tokens of the model's context window the last request and its response fill: the
-        /// prompt (with cache reads and writes, counted once whatever the provider's accounting)
-        /// plus the output.
-        #[serde(default)]
-        context_tokens: u64,
-        /// The model's context window in tokens, from the model catalog (0 when unknown).
-        #[serde(default)]
-        context_window: u64,
+        /// How full the context window is after this response.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        context: Option<ContextUsage>,
+    },
+    /// Old outputs of re-readable tools were replaced by one-line stubs (recorded in the ledger
+    /// as a `context_pruned` meta item).
+    ContextPruned {
+        /// How many tool results were stubbed.
+        results: u32,
+        /// Estimated size of the next request before pruning, in tokens.
+        tokens_before: u64,
+        /// Estimated size after pruning, in tokens.
+        tokens_after: u64,
+    },
+    /// The conversation was compacted: a summary boundary was appended to the ledger.
+    Compacted {
+        /// What started it.
+        trigger: CompactionTrigger,
+        /// Estimated size of the next request before compaction, in tokens.
+        tokens_before: u64,
+        /// Estimated size after compaction, in tokens.
+        tokens_after: u64,
+        /// Items replaced by the summary.
+        summarized_items: u32,
+        /// Items kept verbatim after the summary.
+        kept_items: u32,
+        /// The oldest rounds left out of the summary request so that it fit the window.
+        omitted_rounds: u32,
     },
     /// The permission mode changed (recorded in the ledger as a mode-change meta item).
     ModeChanged {
@@ -164,6 +184,12 @@ pub enum StopCause {
     Cancelled,
     /// The model refused.
     Refused,
+    /// The conversation could not be made to fit the context window: compaction failed three
+    /// times in a row.
+    ContextExhausted {
+        /// What failed, and what the user can do.
+        detail: String,
+    },
     /// A provider or internal error stopped the run.
     Error {
         /// Stable kind name (`auth`, `bad_request`, `network`, …).
@@ -180,7 +206,7 @@ impl StopCause {
     }
 
     /// Stable subtype name for JSON output: `success`, `error_max_turns`, `error_budget`,
-    /// `error_no_progress`, `error_cancelled`, `error_refused`, `error_api`.
+    /// `error_no_progress`, `error_cancelled`, `error_refused`, `error_context`, `error_api`.
     pub fn subtype(&self) -> &'static str {
         match self {
             StopCause::Completed => "success",
@@ -189,9 +215,45 @@ impl StopCause {
             StopCause::NoProgress { .. } => "error_no_progress",
             StopCause::Cancelled => "error_cancelled",
             StopCause::Refused => "error_refused",
+            StopCause::ContextExhausted { .. } => "error_context",
             StopCause::Error { .. } => "error_api",
         }
     }
+}
+
+/// What started a compaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionTrigger {
+    /// The next request would not have fit the window (less the output reserve and a margin).
+    Auto,
+    /// The provider answered that the prompt is too long.
+    Overflow,
+    /// The user asked for it (`/compact [focus]`).
+    Manual,
+}
+
+/// How full the context window is (FEATURES.md §E accounting): the last reported input count plus
+/// an estimate of what was added since.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ContextUsage {
+    /// Tokens the next request would take (system, tools and messages).
+    pub used_tokens: u64,
+    /// The model's context window in tokens.
+    pub window_tokens: u64,
+    /// `used_tokens` as a percentage of the window (0–100, may exceed 100 before a compaction).
+    pub percent: f64,
+    /// The largest items of the next request, largest first (at most five).
+    pub largest: Vec<ContextItem>,
+}
+
+/// One entry of [`ContextUsage::largest`].
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ContextItem {
+    /// What it is: `system prompt`, `tool schemas`, `read_file src/lib.rs`, `user message`…
+    pub label: String,
+    /// Estimated size in tokens.
+    pub tokens: u64,
 }
 
 /// Totals of one run.
@@ -250,6 +312,12 @@ pub enum AgentOp {
     },
     /// Ask for [`AgentEvent::UserTurns`] (answered once no turn is running).
     ListTurns,
+    /// Compact the conversation now (`/compact [focus]`): a summary boundary replaces everything
+    /// but a recent tail; announced with [`AgentEvent::Compacted`]. Waits for a running turn.
+    Compact {
+        /// What the summary should concentrate on.
+        focus: Option<String>,
+    },
     /// Restore the files and the conversation to the state just before user turn `turn`
     /// (1-based). The front end confirms first, showing [`UserTurn::files`]. Refused with a
     /// warning while a turn is running.

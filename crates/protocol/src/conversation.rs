@@ -2,8 +2,9 @@
 //!
 //! The ledger is append-only, so what must no longer be sent is marked by later items rather than
 //! removed. [`request_messages`] applies those marks, in this order:
-//! 1. everything before the last [`Compaction`](crate::Compaction) boundary is dropped (the
-//!    boundary carries its summary) and [`Meta`] items are never sent ([`LedgerItem::sendable`]);
+//! 1. after the last [`Compaction`](crate::Compaction) boundary, only the boundary (its summary),
+//!    the tail it kept and what followed it are sent, and [`Meta`] items never are
+//!    ([`LedgerItem::sendable`]);
 //! 2. a [`Meta::RequestFailed`] leaves out the user messages it was answering — those since the
 //!    last assistant message. Tool results stay (every call keeps its result), so only prompts
 //!    and injected reminders are affected: a prompt whose request failed is not glued to the next
@@ -20,8 +21,22 @@ pub fn replaced_image_note(reason: &str) -> String {
 
 /// The items a model request is built from (see the module docs for the rules).
 pub fn request_messages(items: &[LedgerItem]) -> Vec<LedgerItem> {
-    let start = items.iter().rposition(|item| matches!(item, LedgerItem::Compaction(_))).unwrap_or(0);
-    let items = &items[start..];
+    request_entries(items).into_iter().map(|(index, images)| render(&items[index], images)).collect()
+}
+
+/// The item as sent: with its images replaced by a note when `images` gives the reason.
+pub fn render(item: &LedgerItem, images: Option<&str>) -> LedgerItem {
+    match images {
+        Some(reason) if carries_image(item) => without_images(item, reason),
+        _ => item.clone(),
+    }
+}
+
+/// The ledger indices of [`request_messages`]'s items, in order, each with the reason its images
+/// are replaced by a note (if they are).
+pub fn request_entries(all: &[LedgerItem]) -> Vec<(usize, Option<&str>)> {
+    let order = LedgerItem::live_indices(all);
+    let items: Vec<&LedgerItem> = order.iter().map(|&index| &all[index]).collect();
     let mut left_out = vec![false; items.len()];
     let mut unanswered: Vec<usize> = Vec::new();
     let mut images_until: Option<(usize, &str)> = None;
@@ -42,9 +57,9 @@ pub fn request_messages(items: &[LedgerItem]) -> Vec<LedgerItem> {
         .iter()
         .enumerate()
         .filter(|(position, item)| !left_out[*position] && !matches!(item, LedgerItem::Meta(_)))
-        .map(|(position, item)| match images_until {
-            Some((until, reason)) if position < until && carries_image(item) => without_images(item, reason),
-            _ => item.clone(),
+        .map(|(position, _)| {
+            let images = images_until.filter(|(until, _)| position < *until).map(|(_, reason)| reason);
+            (order[position], images)
         })
         .collect()
 }

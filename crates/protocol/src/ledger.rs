@@ -49,11 +49,35 @@ impl LedgerItem {
         pending
     }
 
-    /// The items a model request is built from: everything after the last compaction boundary
-    /// (the boundary itself included, so its summary is sent), without [`Meta`] items.
+    /// The items a model request is built from, without [`Meta`] items: with no compaction, every
+    /// item; after one, the last boundary (so its summary is sent first), then the tail it kept —
+    /// the items from its `kept_from` index up to the boundary, minus older boundaries — then
+    /// everything appended after it. The ledger stays append-only: nothing is moved or deleted.
     pub fn sendable(items: &[LedgerItem]) -> impl Iterator<Item = &LedgerItem> {
-        let start = items.iter().rposition(|item| matches!(item, LedgerItem::Compaction(_))).unwrap_or(0);
-        items[start..].iter().filter(|item| !matches!(item, LedgerItem::Meta(_)))
+        LedgerItem::sendable_indices(items).into_iter().map(move |index| &items[index])
+    }
+
+    /// The indices of [`LedgerItem::sendable`]'s items, in the order they are sent.
+    pub fn sendable_indices(items: &[LedgerItem]) -> Vec<usize> {
+        let indices = LedgerItem::live_indices(items);
+        indices.into_iter().filter(|&index| !matches!(items[index], LedgerItem::Meta(_))).collect()
+    }
+
+    /// [`LedgerItem::sendable_indices`] with the [`Meta`] items among them kept (they mark what a
+    /// request leaves out, see [`crate::conversation`]).
+    pub fn live_indices(items: &[LedgerItem]) -> Vec<usize> {
+        let Some(at) = items.iter().rposition(|item| matches!(item, LedgerItem::Compaction(_))) else {
+            return (0..items.len()).collect();
+        };
+        let kept_from = match &items[at] {
+            LedgerItem::Compaction(compaction) => compaction.kept_from.min(at),
+            _ => at,
+        };
+        let live = |index: &usize| !matches!(items[*index], LedgerItem::Compaction(_));
+        std::iter::once(at)
+            .chain((kept_from..at).filter(live))
+            .chain((at + 1..items.len()).filter(live))
+            .collect()
     }
 }
 
@@ -289,12 +313,17 @@ pub struct Receipt {
     pub spill_path: Option<String>,
 }
 
-/// A compaction boundary (FEATURES.md §E).
+/// A compaction boundary (FEATURES.md §E). Appended at the end of the ledger; requests then start
+/// with its text, continue with the kept tail (`kept_from` up to the boundary) and then with what
+/// follows the boundary (see [`LedgerItem::sendable`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Compaction {
-    /// The structured summary that replaces everything before this item.
+    /// The text that replaces everything before the kept tail, sent as a user message: the model's
+    /// structured summary plus what Lathe re-attaches (the user's own messages verbatim, recently
+    /// read files, the task list). Stored whole, so a resumed session sends the same bytes.
     pub summary: String,
-    /// Index of the first item kept verbatim after the summary.
+    /// Ledger index of the first item kept verbatim after the summary (the boundary's own index
+    /// when nothing is kept). The kept tail never starts between a tool call and its result.
     pub kept_from: usize,
 }
 
@@ -371,6 +400,17 @@ pub enum Meta {
         /// The provider's message.
         reason: String,
     },
+    /// Old outputs of re-readable tools were replaced by one-line stubs in every later request
+    /// (FEATURES.md §E, pruning). The results stay in the ledger unchanged; requests built after
+    /// this item send the stub instead.
+    ContextPruned {
+        /// The tool calls whose results are sent as stubs from now on.
+        call_ids: Vec<String>,
+        /// Estimated request size before pruning, in tokens.
+        tokens_before: u64,
+        /// Estimated request size after pruning, in tokens.
+        tokens_after: u64,
+    },
 }
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {
@@ -433,12 +473,45 @@ mod tests {
     fn sendable_starts_at_last_compaction_and_skips_meta() {
         let items = vec![
             LedgerItem::User(UserMessage::text("old")),
-            LedgerItem::Compaction(Compaction { summary: "s".into(), kept_from: 2 }),
+            LedgerItem::Compaction(Compaction { summary: "s".into(), kept_from: 1 }),
             LedgerItem::Meta(Meta::Note { text: "n".into() }),
             LedgerItem::User(UserMessage::text("new")),
         ];
         let kinds: Vec<&LedgerItem> = LedgerItem::sendable(&items).collect();
         assert_eq!(kinds.len(), 2);
         assert!(matches!(kinds[0], LedgerItem::Compaction(_)));
+    }
+
+    #[test]
+    fn sendable_sends_the_summary_then_the_kept_tail_then_what_followed() {
+        let text = |item: &LedgerItem| match item {
+            LedgerItem::User(message) => match &message.content[0] {
+                Content::Text { text } => text.clone(),
+                other => format!("{other:?}"),
+            },
+            LedgerItem::Compaction(compaction) => compaction.summary.clone(),
+            other => format!("{other:?}"),
+        };
+        let user = |t: &str| LedgerItem::User(UserMessage::text(t));
+        let items = vec![
+            user("a"),
+            user("b"),
+            LedgerItem::Compaction(Compaction { summary: "s1".into(), kept_from: 1 }),
+            user("c"),
+            user("d"),
+            LedgerItem::Meta(Meta::Note { text: "n".into() }),
+            LedgerItem::Compaction(Compaction { summary: "s2".into(), kept_from: 1 }),
+            user("e"),
+        ];
+        let sent: Vec<String> = LedgerItem::sendable(&items).map(text).collect();
+        assert_eq!(sent, ["s2", "b", "c", "d", "e"]);
+        // Nothing kept: the boundary's own index.
+        let items = vec![
+            user("a"),
+            LedgerItem::Compaction(Compaction { summary: "s".into(), kept_from: 1 }),
+            user("z"),
+        ];
+        let sent: Vec<String> = LedgerItem::sendable(&items).map(text).collect();
+        assert_eq!(sent, ["s", "z"]);
     }
 }

@@ -21,7 +21,8 @@ pub mod request;
 
 pub use accumulate::Accumulator;
 pub use agent::{
-    AgentEvent, AgentOp, FileRewind, PermissionAnswer, RewindAction, RunStats, StopCause, UserTurn,
+    AgentEvent, AgentOp, CompactionTrigger, ContextItem, ContextUsage, FileRewind, PermissionAnswer,
+    RewindAction, RunStats, StopCause, UserTurn,
 };
 pub use error::{ApiError, ProviderError};
 pub use event::{ModelEvent, RetryInfo, StopReason, Usage};

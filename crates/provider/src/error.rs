@@ -126,6 +126,7 @@ fn is_context_overflow(api: &ApiError) -> bool {
         || message.contains("context length")
         || message.contains("context_length_exceeded")
         || message.contains("context window")
+        || message.contains("exceed context limit")
         || message.contains("maximum context")
 }
 

@@ -42,6 +42,13 @@ fn statuses_map_to_variants() {
         kind(400, "This model's maximum context length is 128000 tokens. However, you requested 130000"),
         "context_window_exceeded"
     );
+    assert_eq!(
+        kind(
+            400,
+            "input length and `max_tokens` exceed context limit: 197000 + 8192 > 200000, decrease input length or `max_tokens` and try again"
+        ),
+        "context_window_exceeded"
+    );
     assert_eq!(kind(408, "timeout"), "server");
     assert_eq!(kind(409, "conflict"), "server");
     assert_eq!(kind(503, "unavailable"), "server");

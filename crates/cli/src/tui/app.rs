@@ -316,6 +316,7 @@ impl App {
             }
             Action::SetMode(mode) => self.send(AgentOp::SetMode { mode }),
             Action::SetModel(model) => self.send(AgentOp::SetModel { model, provider: None }),
+            Action::Compact(focus) => self.send(AgentOp::Compact { focus }),
             Action::ListSessions => match lathe_core::host::list_sessions(&self.flags, None) {
                 Ok(list) => self.state.open_sessions(session_rows(list)),
                 Err(error) => self.state.push_notice(NoticeKind::Error, &error.to_string()),

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use lathe_protocol::{AgentEvent, FileRewind, RewindAction, StopCause, ToolCall, ToolResult, ToolStatus};
+use lathe_protocol::{AgentEvent, CompactionTrigger, FileRewind, RewindAction, StopCause, ToolCall, ToolResult, ToolStatus};
 
 use super::cells::{self, CallState, NoticeKind};
 use super::dialog::PermissionDialog;
@@ -95,16 +95,39 @@ impl UiState {
                 self.push_rows(rows);
             }
             AgentEvent::Retry(info) => self.flash(info.describe(), now),
-            AgentEvent::Usage { stats, context_tokens, context_window, .. } => {
+            AgentEvent::Usage { stats, context, .. } => {
                 self.totals = stats;
-                self.context_tokens = context_tokens;
-                if context_window > 0 {
-                    self.session.context_window = Some(context_window);
+                if let Some(context) = context {
+                    self.context_tokens = context.used_tokens;
+                    if context.window_tokens > 0 {
+                        self.session.context_window = Some(context.window_tokens);
+                    }
                 }
                 if let Some(busy) = &mut self.busy {
                     busy.reported_tokens = stats.output_tokens.saturating_sub(busy.base_output);
                     busy.streamed_chars = 0;
                 }
+            }
+            AgentEvent::ContextPruned { results, tokens_before, tokens_after } => {
+                let text = format!(
+                    "Context: {results} old tool output{} replaced by stubs ({tokens_before} → {tokens_after} tokens)",
+                    if results == 1 { "" } else { "s" }
+                );
+                self.finish_stream();
+                self.push_notice(NoticeKind::Info, &text);
+            }
+            AgentEvent::Compacted { trigger, tokens_before, tokens_after, summarized_items, kept_items, .. } => {
+                let trigger = match trigger {
+                    CompactionTrigger::Auto => "the context window was nearly full",
+                    CompactionTrigger::Overflow => "the provider said the prompt was too long",
+                    CompactionTrigger::Manual => "/compact",
+                };
+                let text = format!(
+                    "Conversation compacted ({trigger}): {summarized_items} items summarized, {kept_items} kept · \
+                     {tokens_before} → {tokens_after} tokens"
+                );
+                self.finish_stream();
+                self.push_notice(NoticeKind::Info, &text);
             }
             AgentEvent::Warning { message } => {
                 self.finish_stream();

@@ -317,6 +317,10 @@ impl UiState {
             SlashCommand::Resume(Some(id)) => vec![Action::ResumeSession(id)],
             SlashCommand::Rewind => vec![Action::ListTurns],
             SlashCommand::Clear => vec![Action::NewSession],
+            SlashCommand::Compact(focus) => {
+                self.flash("compacting the conversation…", now);
+                vec![Action::Compact(focus)]
+            }
             SlashCommand::Quit => vec![Action::Quit],
         }
     }

@@ -4,6 +4,7 @@
 
 use crossterm::event::{KeyCode, KeyModifiers};
 use lathe_protocol::{
+    ContextUsage,
     AgentEvent, AgentOp, AssistantMessage, Content, PermissionAnswer, Receipt, RunStats, StopCause,
     StopReason, ToolCall, ToolResult, ToolStatus, Usage,
 };
@@ -245,12 +246,14 @@ fn status_line_shows_model_mode_context_tokens_and_cost() {
         ..RunStats::default()
     };
     let last = Usage { input_tokens: Some(24_000), output_tokens: Some(600), ..Usage::default() };
-    screen.event(AgentEvent::Usage { last, stats, context_tokens: 24_600, context_window: 200_000 });
+    let context =
+        ContextUsage { used_tokens: 24_600, window_tokens: 200_000, percent: 12.3, largest: Vec::new() };
+    screen.event(AgentEvent::Usage { last, stats, context: Some(context.clone()) });
     insta::assert_snapshot!("status_line", screen.screen_text());
 
     // Narrow: parts drop from the right.
     let mut narrow = Screen::new(40, 4);
-    narrow.event(AgentEvent::Usage { last, stats, context_tokens: 24_600, context_window: 200_000 });
+    narrow.event(AgentEvent::Usage { last, stats, context: Some(context.clone()) });
     assert_eq!(narrow.screen_text().lines().last(), Some("claude-sonnet-4-5 · default · ctx 12%"));
 }
 

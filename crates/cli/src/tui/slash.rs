@@ -39,6 +39,11 @@ pub const COMMANDS: &[CommandInfo] = &[
         argument: "",
         description: "go back to an earlier prompt, restoring files",
     },
+    CommandInfo {
+        name: "compact",
+        argument: "[focus]",
+        description: "summarize the conversation now to free context (optional focus for the summary)",
+    },
     CommandInfo { name: "quit", argument: "", description: "exit (also /exit)" },
 ];
 
@@ -61,6 +66,8 @@ pub enum SlashCommand {
     Resume(Option<String>),
     /// `/rewind`
     Rewind,
+    /// `/compact [focus]`
+    Compact(Option<String>),
     /// `/quit`, `/exit`
     Quit,
 }
@@ -114,6 +121,7 @@ pub fn parse(line: &str) -> Result<SlashCommand, SlashError> {
         "mode" | "permissions" => Ok(SlashCommand::Mode(argument)),
         "resume" => Ok(SlashCommand::Resume(argument)),
         "rewind" => none(SlashCommand::Rewind, "rewind"),
+        "compact" => Ok(SlashCommand::Compact(argument)),
         "quit" | "exit" => none(SlashCommand::Quit, "quit"),
         other => Err(SlashError::Unknown { name: other.to_string(), suggestion: closest(other) }),
     }

@@ -61,6 +61,8 @@ pub enum Action {
     SetMode(String),
     /// Switch the model.
     SetModel(String),
+    /// Compact the conversation now, with an optional focus for the summary.
+    Compact(Option<String>),
     /// List this directory's sessions and open the picker.
     ListSessions,
     /// Resume the session with this id.

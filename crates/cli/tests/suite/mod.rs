@@ -1,3 +1,4 @@
+mod context;
 mod faults_session;
 mod faults_stream;
 mod faults_tools;

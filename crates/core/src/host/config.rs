@@ -21,6 +21,8 @@ use crate::paths;
 
 /// Model requests per user turn when nothing says otherwise.
 pub const DEFAULT_MAX_TURNS: u32 = 50;
+/// Smallest `context_window` accepted, in tokens.
+pub const MIN_CONTEXT_WINDOW: u32 = 1_024;
 /// Output-token limit per response when nothing says otherwise.
 pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8192;
 
@@ -63,6 +65,8 @@ pub struct ResolvedProvider {
     pub label: String,
     /// Reasoning format of this provider.
     pub thinking_format: ThinkingFormat,
+    /// The provider name it was resolved from (a built-in or a `[providers.NAME]` key).
+    pub name: String,
 }
 
 impl Config {
@@ -70,6 +74,17 @@ impl Config {
     pub fn resolve(flags: &Flags, home: &Path) -> Result<Config, StartError> {
         let workspace = workspace(flags.dir.as_deref())?;
         let (mut layer, warnings) = ConfigLayer::from_files(home, &workspace)?;
+        let windows = layer
+            .providers
+            .iter()
+            .filter_map(|(name, entry)| Some((format!("providers.{name}."), entry.context_window?)));
+        for (prefix, window) in windows.chain(layer.context_window.map(|window| (String::new(), window))) {
+            if window < MIN_CONTEXT_WINDOW {
+                return Err(StartError::Usage(format!(
+                    "{prefix}context_window = {window} is too small: at least {MIN_CONTEXT_WINDOW} tokens"
+                )));
+            }
+        }
         let env = ConfigLayer::from_env()
             .map_err(|error| StartError::Usage(format!("LATHE_PERMISSION_MODE: {error}")))?;
         layer.overlay(&env);
@@ -114,6 +129,7 @@ impl Config {
                     model,
                     label: "local".into(),
                     thinking_format: ThinkingFormat::Local,
+                    name: name.to_string(),
                 })
             }
             Some(config) => {
@@ -122,13 +138,34 @@ impl Config {
                 let provider = lathe_provider::build_provider(&config)
                     .map_err(|error| StartError::Usage(format!("provider `{name}`: {error}")))?;
                 let label = provider.name().to_string();
-                Ok(ResolvedProvider { provider, model, label, thinking_format: format })
+                Ok(ResolvedProvider {
+                    provider,
+                    model,
+                    label,
+                    thinking_format: format,
+                    name: name.to_string(),
+                })
             }
+        }
+    }
+
+    /// The context window of `resolved`'s model in tokens: the provider entry's `context_window`,
+    /// else the top-level one, else (local model) its configured context size, else the catalog's.
+    pub fn context_window(&self, resolved: &ResolvedProvider) -> u32 {
+        let entry = self.layer.providers.get(&resolved.name).and_then(|entry| entry.context_window);
+        match entry.or(self.layer.context_window) {
+            Some(window) => window,
+            None if resolved.label == "local" => {
+                self.layer.local.context_tokens.unwrap_or(lathe_local::LocalConfig::default().context_tokens)
+            }
+            None => lathe_provider::catalog::lookup(&resolved.model).context_window,
         }
     }
 
     /// The loop's settings for `resolved`.
     pub fn agent_settings(&self, resolved: &ResolvedProvider) -> AgentSettings {
+        let mut model_info = crate::pricing::model_info(&resolved.model, &resolved.label);
+        model_info.context_window = self.context_window(resolved);
         AgentSettings {
             model: resolved.model.clone(),
             max_turns: self.max_turns,
@@ -137,8 +174,12 @@ impl Config {
             permission_mode: self.permission_mode,
             temperature: None,
             prompt_caching: true,
-            model_info: crate::pricing::model_info(&resolved.model, &resolved.label),
+            model_info,
             thinking_format: resolved.thinking_format,
+            context: crate::context::ContextSettings {
+                auto_compact: self.layer.auto_compact.unwrap_or(true),
+                pruning: self.layer.context_pruning.unwrap_or(true),
+            },
         }
     }
 }
@@ -194,6 +235,7 @@ fn flags_layer(flags: &Flags) -> Result<ConfigLayer, StartError> {
         permission_mode,
         max_turns: flags.max_turns,
         max_cost_usd: flags.max_cost_usd,
+        auto_compact: flags.no_auto_compact.then_some(false),
         ..ConfigLayer::default()
     })
 }

@@ -23,6 +23,8 @@ pub struct Flags {
     pub max_turns: Option<u32>,
     /// Cost budget in US dollars (`--max-cost`); positive.
     pub max_cost_usd: Option<f64>,
+    /// `--no-auto-compact`: never compact automatically (over `auto_compact` in config).
+    pub no_auto_compact: bool,
     /// GGUF file for the local provider (`--model-path`).
     pub model_path: Option<PathBuf>,
     /// OS sandbox of shell commands (`--sandbox workspace-write|read-only|off`), checked by the

@@ -45,7 +45,7 @@ pub use flags::{Flags, Interaction, SessionChoice};
 
 use crate::config::ConfigError;
 use crate::session::SessionSummary;
-use crate::{Agent, paths, prompt};
+use crate::{Agent, instructions, paths, prompt};
 
 /// A session could not start: something the user must fix (exit status 2 in the CLI). Reported
 /// before anything on disk is touched.
@@ -120,12 +120,18 @@ impl SessionBuilder {
         let workspace_name = config.workspace.display().to_string();
         let opened = open::open(&config.sessions_dir, &self.flags.session, &workspace_name)?;
         tracing::debug!("provider and session file ready");
-        let (system, prompt_warnings) = prompt::system_blocks(&config.workspace, &home).await;
+        let prompt = prompt::prepare(&instructions::Sources {
+            cwd: config.workspace.clone(),
+            lathe_home: home.clone(),
+            user_home: dirs::home_dir(),
+            max_bytes: config.layer.instructions_max_bytes.unwrap_or(instructions::DEFAULT_MAX_BYTES),
+        })
+        .await;
         tracing::debug!("system prompt ready");
 
         let mut warnings = config.warnings.clone();
         warnings.extend(opened.warnings);
-        warnings.extend(prompt_warnings);
+        warnings.extend(prompt.warnings);
 
         let permissions = crate::permissions::permissions(
             &config.layer,
@@ -148,13 +154,15 @@ impl SessionBuilder {
             resolved.provider.clone(),
             ToolRegistry::builtin(),
             ctx,
-            system,
+            prompt.system,
             opened.ledger,
             opened.writer,
             config.agent_settings(&resolved),
         )
         .with_policy(permissions.policy)
-        .with_mode_watch(modes);
+        .with_mode_watch(modes)
+        .with_rules(prompt.rules)
+        .with_session_context(prompt.session_context);
         if let Some(history) = opened.history {
             agent = agent.with_history(history);
         }

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::approver::ChannelApprover;
 use super::config::Config;
 use crate::Agent;
+use crate::context::CompactOutcome;
 
 /// Whether the session goes on after an op.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,6 +97,16 @@ impl Runner {
                 }
                 Err(error) => self.warn(format!("rewind: {error}")),
             },
+            AgentOp::Compact { focus } => {
+                let cancel = CancellationToken::new();
+                match self.agent.compact_now(focus.as_deref(), &self.events, &cancel).await {
+                    CompactOutcome::Compacted | CompactOutcome::Cancelled => {}
+                    CompactOutcome::NothingToCompact => {
+                        self.warn("compact: nothing to compact yet; the conversation is all recent".into())
+                    }
+                    CompactOutcome::Exhausted(detail) => self.warn(format!("compact: {detail}")),
+                }
+            }
             AgentOp::Quit => return Flow::Quit,
         }
         Flow::Continue
@@ -176,7 +187,12 @@ impl Runner {
                         let message = "rewind: a turn is running; cancel it first".to_string();
                         let _ = events.send(AgentEvent::Warning { message });
                     }
-                    Some(op @ (AgentOp::UserInput { .. } | AgentOp::SetModel { .. } | AgentOp::ListTurns)) => {
+                    Some(
+                        op @ (AgentOp::UserInput { .. }
+                        | AgentOp::SetModel { .. }
+                        | AgentOp::ListTurns
+                        | AgentOp::Compact { .. }),
+                    ) => {
                         queued.push_back(op);
                     }
                 },

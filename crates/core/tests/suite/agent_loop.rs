@@ -35,6 +35,7 @@ fn settings(mode: PermissionMode, max_turns: u32) -> AgentSettings {
         prompt_caching: false,
         model_info: lathe_provider::catalog::lookup("claude-sonnet-4-5"),
         thinking_format: ThinkingFormat::Anthropic,
+        context: lathe_core::ContextSettings::default(),
     }
 }
 

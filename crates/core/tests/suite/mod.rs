@@ -1,4 +1,5 @@
 mod agent_loop;
 mod approvals;
+mod context;
 mod host;
 mod rewind;

@@ -22,6 +22,7 @@ use std::sync::Mutex;
 use serde_json::{Value, json};
 
 pub use case::{ReplayCall, ReplayCase, ReplayTurn};
+pub(crate) use checks::pairing;
 pub(crate) use turns::{Conversation, Message, Side, ToolResult};
 
 use crate::log::{Stats, lock};

@@ -426,3 +426,69 @@ async fn reject_images_answers_image_requests_without_using_a_turn() {
     assert!(body.contains("no image here"));
     assert_eq!(server.requests().len(), 3);
 }
+
+/// A request body whose conversation is padded with `bytes` of user text, in `protocol`'s shape.
+fn padded_request(protocol: Protocol, bytes: usize, last_user: &str) -> Value {
+    let mut request = simple_request(protocol, false);
+    let pad = "x".repeat(bytes);
+    let key = if protocol == Protocol::OpenaiResponses { "input" } else { "messages" };
+    request[key] = json!([{"role": "user", "content": format!("{pad} {last_user}")}]);
+    request
+}
+
+#[tokio::test]
+async fn a_context_window_rejects_long_requests_in_each_providers_words_without_using_a_turn() {
+    for protocol in ALL {
+        let server = MockServer::start(Mode::Scripted(script(json!({
+            "context_window": 2000,
+            "side_replies": [{"when_last_user_contains": "SUMMARIZE", "text": "the summary"}],
+            "turns": [{"text": "fits"}]
+        }))))
+        .await
+        .unwrap();
+        let url = endpoint(&server.url(), protocol);
+        let (status, _, body) = post(&url, &padded_request(protocol, 9_000, "go")).await;
+        assert_eq!(status, 400, "{protocol:?}");
+        let error: Value = serde_json::from_str(&body).unwrap();
+        let message = error["error"]["message"].as_str().unwrap();
+        match protocol {
+            Protocol::Anthropic => assert!(message.starts_with("prompt is too long: "), "{message}"),
+            Protocol::OpenaiChat => {
+                assert!(
+                    message.starts_with("This model's maximum context length is 2000 tokens."),
+                    "{message}"
+                );
+                assert_eq!(error["error"]["code"], "context_length_exceeded");
+            }
+            Protocol::OpenaiResponses => assert_eq!(error["error"]["code"], "context_length_exceeded"),
+        }
+        // A side request is answered without using the turn; the turn then reports the count.
+        let (status, _, body) = post(&url, &padded_request(protocol, 100, "please SUMMARIZE")).await;
+        assert_eq!(status, 200, "{body}");
+        assert!(body.contains("the summary"), "{body}");
+        assert_eq!(server.stats().turns_served, 0);
+        let request = padded_request(protocol, 100, "go");
+        let (status, _, body) = post(&url, &request).await;
+        assert_eq!(status, 200);
+        assert!(body.contains("fits"), "{body}");
+        let counted = lathe_mock::input_tokens(&request).to_string();
+        assert!(body.contains(&counted), "usage reports {counted} input tokens: {body}");
+        assert!(server.stats().done);
+    }
+}
+
+#[tokio::test]
+async fn check_pairing_answers_an_unpaired_call_with_the_providers_error() {
+    let server =
+        MockServer::start(Mode::Scripted(script(json!({"check_pairing": true, "turns": [{"text": "ok"}]}))))
+            .await
+            .unwrap();
+    let request = json!({"model": "m", "max_tokens": 10, "messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {}}]},
+        {"role": "user", "content": "next"}]});
+    let (status, _, body) = post(&endpoint(&server.url(), Protocol::Anthropic), &request).await;
+    assert_eq!(status, 400);
+    assert!(body.contains("toolu_1"), "{body}");
+    assert_eq!(server.stats().turns_served, 0);
+}

@@ -1,0 +1,203 @@
+//! Carrying out the [`ContextManager`](super::ContextManager)'s decisions on an [`Agent`]: appending
+//! the pruning record, running a compaction (summary request, boundary), and recovering from a
+//! "prompt too long" error. Every step is appended to the ledger and announced as an event.
+
+use lathe_protocol::{AgentEvent, CompactionTrigger, LedgerItem, Meta, ProviderError, StopCause, Usage};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::compact::{self, Reattached};
+use super::{Decision, MAX_FAILED_COMPACTIONS};
+use crate::agent::Agent;
+
+/// How a compaction ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CompactOutcome {
+    /// A boundary was appended.
+    Compacted,
+    /// Nothing before the recent tail to summarize.
+    NothingToCompact,
+    /// Compaction failed [`MAX_FAILED_COMPACTIONS`] times in a row; the message says why.
+    Exhausted(String),
+    /// The user cancelled during the summary request.
+    Cancelled,
+}
+
+impl Agent {
+    /// Before a request: prunes and compacts until the request fits. Returns the stop cause when
+    /// it cannot be made to fit.
+    pub(crate) async fn fit_context(
+        &mut self,
+        events: &mpsc::UnboundedSender<AgentEvent>,
+        cancel: &CancellationToken,
+    ) -> Option<StopCause> {
+        loop {
+            match self.context.decide(&self.ledger) {
+                Decision::Send => return None,
+                Decision::Prune(meta) => {
+                    if let Meta::ContextPruned { call_ids, tokens_before, tokens_after } = &meta {
+                        let _ = events.send(AgentEvent::ContextPruned {
+                            results: call_ids.len() as u32,
+                            tokens_before: *tokens_before,
+                            tokens_after: *tokens_after,
+                        });
+                    }
+                    self.append(LedgerItem::Meta(meta));
+                }
+                Decision::Compact => {
+                    match self.compact(CompactionTrigger::Auto, None, events, cancel).await {
+                        CompactOutcome::Compacted => {
+                            // A compaction that leaves the request too big did not help.
+                            if self.context.used(&self.ledger) > self.context.budget().compact_at
+                                && self.context.failed()
+                            {
+                                return Some(
+                                    self.exhausted("the summary and the kept tail are still too big"),
+                                );
+                            }
+                        }
+                        CompactOutcome::Exhausted(detail) => {
+                            return Some(StopCause::ContextExhausted { detail });
+                        }
+                        CompactOutcome::NothingToCompact | CompactOutcome::Cancelled => return None,
+                    }
+                }
+            }
+        }
+    }
+
+    /// After the provider said the prompt is too long: compacts so the request can be retried once.
+    /// `None` means retry; otherwise the run stops with the cause.
+    pub(crate) async fn recover_from_overflow(
+        &mut self,
+        error: &ProviderError,
+        events: &mpsc::UnboundedSender<AgentEvent>,
+        cancel: &CancellationToken,
+    ) -> Option<StopCause> {
+        // Too long again right after a compaction: that compaction did not help.
+        if self.context.compacted_since_answer() && self.context.failed() {
+            return Some(self.exhausted(&error.to_string()));
+        }
+        match self.compact(CompactionTrigger::Overflow, None, events, cancel).await {
+            CompactOutcome::Compacted => None,
+            CompactOutcome::Exhausted(detail) => Some(StopCause::ContextExhausted { detail }),
+            CompactOutcome::NothingToCompact => {
+                Some(StopCause::Error { kind: error.kind().to_string(), message: error.to_string() })
+            }
+            CompactOutcome::Cancelled => Some(StopCause::Cancelled),
+        }
+    }
+
+    /// Compacts the conversation now (`/compact [focus]`), whatever its size.
+    pub async fn compact_now(
+        &mut self,
+        focus: Option<&str>,
+        events: &mpsc::UnboundedSender<AgentEvent>,
+        cancel: &CancellationToken,
+    ) -> CompactOutcome {
+        self.repair_pairing("the run ended before this call completed");
+        self.compact(CompactionTrigger::Manual, focus, events, cancel).await
+    }
+
+    fn exhausted(&self, last_error: &str) -> StopCause {
+        StopCause::ContextExhausted { detail: self.exhausted_detail(last_error) }
+    }
+
+    fn exhausted_detail(&self, last_error: &str) -> String {
+        format!(
+            "the conversation does not fit the model's context window of {} tokens: compaction failed {} times in \
+             a row (last: {last_error}); start a new session, or set context_window if the model accepts more",
+            self.context.budget().window,
+            MAX_FAILED_COMPACTIONS
+        )
+    }
+
+    /// Summarizes everything before the recent tail and appends the boundary; retries a failed
+    /// summary request (leaving out more of the oldest rounds after a "too long" answer) until
+    /// [`MAX_FAILED_COMPACTIONS`] failures in a row.
+    pub(crate) async fn compact(
+        &mut self,
+        trigger: CompactionTrigger,
+        focus: Option<&str>,
+        events: &mpsc::UnboundedSender<AgentEvent>,
+        cancel: &CancellationToken,
+    ) -> CompactOutcome {
+        let mut input_cap = u64::MAX;
+        loop {
+            if self.context.failures() >= MAX_FAILED_COMPACTIONS {
+                return CompactOutcome::Exhausted(self.exhausted_detail("see the warnings above"));
+            }
+            let tokens_before = self.context.used(&self.ledger);
+            let (view, sent, plan) = self.context.plan(&self.ledger, input_cap);
+            if plan.tail_start == 0 {
+                return CompactOutcome::NothingToCompact;
+            }
+            let budget = *self.context.budget();
+            let first_summarized =
+                plan.summarized.first().map_or(self.ledger.len(), |&position| view[position]);
+            let left_out = compact::user_messages(&self.ledger, first_summarized, budget.reattach);
+            let request = compact::summary_request(
+                &self.settings.model,
+                &self.system,
+                self.tools.specs(),
+                &sent,
+                &plan,
+                &left_out,
+                focus,
+                &budget,
+                self.settings.prompt_caching,
+            );
+            let (result, usage) =
+                compact::summarize(self.provider.as_ref(), &request, self.settings.thinking_format, cancel)
+                    .await;
+            self.account(&usage, events);
+            let summary = match result {
+                Ok(summary) => summary,
+                Err(ProviderError::Cancelled) => return CompactOutcome::Cancelled,
+                Err(error) => {
+                    if matches!(error, ProviderError::ContextWindowExceeded { .. }) {
+                        let input = compact::summarized_tokens(&view, &plan, &self.ledger);
+                        input_cap = (input / 2).min(input_cap);
+                    }
+                    let _ = events.send(AgentEvent::Warning {
+                        message: format!(
+                            "compaction failed (attempt {} of {MAX_FAILED_COMPACTIONS}): {error}",
+                            self.context.failures() + 1
+                        ),
+                    });
+                    if self.context.failed() {
+                        return CompactOutcome::Exhausted(self.exhausted_detail(&error.to_string()));
+                    }
+                    continue;
+                }
+            };
+            let kept_from = view.get(plan.tail_start).copied().unwrap_or(self.ledger.len());
+            let mut ctx = self.ctx.clone();
+            ctx.cancel = cancel.child_token();
+            let reattached = Reattached {
+                user_messages: compact::user_messages(&self.ledger, kept_from, budget.reattach),
+                files: compact::recent_files(&self.ledger, kept_from, &self.tools, &ctx, budget.reattach)
+                    .await,
+                todos: compact::todos(&self.ledger),
+            };
+            let text = compact::boundary(&summary, plan.tail_start, plan.omitted_rounds, &reattached);
+            let item = compact::compaction_item(&self.ledger, &view, &plan, text);
+            self.append(LedgerItem::Compaction(item));
+            let _ = events.send(AgentEvent::Compacted {
+                trigger,
+                tokens_before,
+                tokens_after: self.context.used(&self.ledger),
+                summarized_items: plan.tail_start as u32,
+                kept_items: (view.len() - plan.tail_start) as u32,
+                omitted_rounds: plan.omitted_rounds,
+            });
+            return CompactOutcome::Compacted;
+        }
+    }
+
+    /// Adds a side request's usage (a summary request) to the totals and reports it.
+    fn account(&mut self, usage: &Usage, events: &mpsc::UnboundedSender<AgentEvent>) {
+        self.add_usage(usage);
+        let _ = events.send(AgentEvent::Usage { last: *usage, stats: self.stats, context: None });
+    }
+}
