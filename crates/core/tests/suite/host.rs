@@ -151,7 +151,7 @@ async fn an_interactive_permission_request_is_answered_by_an_op() {
     let ask = |id: &'static str| move |event: &AgentEvent| matches!(event, AgentEvent::PermissionRequest { call, .. } if call.id == id);
     let events = until(&mut session, ask("c1")).await;
     let Some(AgentEvent::PermissionRequest { reason, .. }) = events.last() else { panic!("no request") };
-    assert!(reason.contains("command"), "{reason}");
+    assert!(reason.contains("ran.txt"), "the request names what the command writes: {reason}");
     assert!(!env.workspace.join("ran.txt").exists(), "ran before the answer");
     let answer = |call_id: &str, answer| AgentOp::Permission { call_id: call_id.into(), answer };
     session.ops.send(answer("c1", PermissionAnswer::AllowOnce)).expect("op");
