@@ -1,4 +1,6 @@
 mod context;
+#[cfg(feature = "local")]
+mod context_local;
 mod faults_session;
 mod faults_stream;
 mod faults_tools;

@@ -210,14 +210,32 @@ pub fn summary_request(
     }
 }
 
-/// Sends the summary request and returns the summary text and the response's usage. An answer
-/// without text is an error (nothing to compact to).
+/// Sends the summary request and returns the summary text and the responses' usage. An answer
+/// without text is an error (nothing to compact to); an answer that is only tool calls (a model
+/// that keeps working instead of summarizing: small local models whose grammar forces a call
+/// whenever tools are offered) is asked once more without tools, and the usage of both counts.
 pub async fn summarize(
     provider: &dyn Provider,
     request: &ModelRequest,
     format: ThinkingFormat,
     cancel: &CancellationToken,
 ) -> (Result<String, ProviderError>, Usage) {
+    let (result, usage, called_tools) = summarize_once(provider, request, format, cancel).await;
+    if !called_tools || request.tools.is_empty() || result.is_ok() {
+        return (result, usage);
+    }
+    let without_tools = ModelRequest { tools: Vec::new(), ..request.clone() };
+    let (result, again, _) = summarize_once(provider, &without_tools, format, cancel).await;
+    (result, add_usage(usage, again))
+}
+
+/// One summary attempt: the text or an error, the usage, and whether the answer called tools.
+async fn summarize_once(
+    provider: &dyn Provider,
+    request: &ModelRequest,
+    format: ThinkingFormat,
+    cancel: &CancellationToken,
+) -> (Result<String, ProviderError>, Usage, bool) {
     let mut stream = provider.stream(request, cancel.child_token());
     let mut acc = Accumulator::new(format);
     loop {
@@ -240,16 +258,33 @@ pub async fn summarize(
     let message = acc.finish(&request.model);
     let usage = message.usage;
     if let Some(error) = error {
-        return (Err(error), usage);
+        return (Err(error), usage, false);
     }
     let text = message.text();
     if text.trim().is_empty() {
-        return (
-            Err(ProviderError::IncompleteStream { detail: "the summary response had no text".into() }),
-            usage,
-        );
+        let called_tools = message.tool_calls().next().is_some();
+        let detail = if called_tools {
+            "the summary response called tools instead of answering with text"
+        } else {
+            "the summary response had no text"
+        };
+        return (Err(ProviderError::IncompleteStream { detail: detail.into() }), usage, called_tools);
     }
-    (Ok(text.trim().to_string()), usage)
+    (Ok(text.trim().to_string()), usage, false)
+}
+
+/// The sum of two responses' usage (a count missing from both stays `None`).
+fn add_usage(a: Usage, b: Usage) -> Usage {
+    let sum = |x: Option<u64>, y: Option<u64>| match (x, y) {
+        (None, None) => None,
+        (x, y) => Some(x.unwrap_or(0) + y.unwrap_or(0)),
+    };
+    Usage {
+        input_tokens: sum(a.input_tokens, b.input_tokens),
+        output_tokens: sum(a.output_tokens, b.output_tokens),
+        cache_read_input_tokens: sum(a.cache_read_input_tokens, b.cache_read_input_tokens),
+        cache_creation_input_tokens: sum(a.cache_creation_input_tokens, b.cache_creation_input_tokens),
+    }
 }
 
 /// What the boundary re-attaches besides the summary.

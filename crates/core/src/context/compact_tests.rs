@@ -119,3 +119,66 @@ fn the_boundary_keeps_the_users_messages_verbatim() {
     let kept = user_messages(&huge, 1, 100);
     assert!(kept[0].starts_with("zzzz") && kept[0].contains("cut here"), "{}", &kept[0][..50]);
 }
+
+/// A provider that answers with a `read_file` call whenever tools are offered, and with text
+/// otherwise (as a small local model whose grammar forces a call does); it records each request's
+/// tool count.
+struct CallsWhenOffered {
+    tool_counts: std::sync::Mutex<Vec<usize>>,
+}
+
+impl lathe_provider::Provider for CallsWhenOffered {
+    fn name(&self) -> &str {
+        "calls-when-offered"
+    }
+
+    fn stream(
+        &self,
+        request: &ModelRequest,
+        _cancel: tokio_util::sync::CancellationToken,
+    ) -> lathe_provider::ModelStream {
+        self.tool_counts.lock().unwrap().push(request.tools.len());
+        let usage =
+            ModelEvent::Usage(Usage { input_tokens: Some(100), output_tokens: Some(7), ..Usage::default() });
+        let events = if request.tools.is_empty() {
+            vec![
+                ModelEvent::TextDelta { text: "## Summary\nRead a.txt.".into() },
+                usage,
+                ModelEvent::Stop { reason: StopReason::EndTurn },
+            ]
+        } else {
+            vec![
+                ModelEvent::ToolCallStart { index: 0, id: "c9".into(), name: "read_file".into() },
+                ModelEvent::ToolCallEnd {
+                    index: 0,
+                    arguments: Some(json!({"path": "a.txt"})),
+                    raw: String::new(),
+                },
+                usage,
+                ModelEvent::Stop { reason: StopReason::ToolUse },
+            ]
+        };
+        Box::pin(futures::stream::iter(events))
+    }
+}
+
+#[tokio::test]
+async fn a_summary_answered_with_tool_calls_is_asked_again_without_tools() {
+    let provider = CallsWhenOffered { tool_counts: std::sync::Mutex::new(Vec::new()) };
+    let tools = ToolRegistry::builtin().specs();
+    let request = ModelRequest { model: "m".into(), tools, ..ModelRequest::default() };
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let (summary, usage) = summarize(&provider, &request, ThinkingFormat::Anthropic, &cancel).await;
+    assert_eq!(summary.as_deref(), Ok("## Summary\nRead a.txt."));
+    let counts = provider.tool_counts.lock().unwrap().clone();
+    assert_eq!(counts.len(), 2, "one retry: {counts:?}");
+    assert!(counts[0] > 0 && counts[1] == 0, "{counts:?}");
+    assert_eq!(usage.output_tokens, Some(14), "both attempts are counted");
+
+    // Without tools offered, a response without text is an error, not a loop.
+    let request = ModelRequest { model: "m".into(), ..ModelRequest::default() };
+    let provider = CallsWhenOffered { tool_counts: std::sync::Mutex::new(Vec::new()) };
+    let (summary, _) = summarize(&provider, &request, ThinkingFormat::Anthropic, &cancel).await;
+    assert!(summary.is_ok());
+    assert_eq!(provider.tool_counts.lock().unwrap().len(), 1);
+}
