@@ -20,9 +20,9 @@ use std::time::Instant;
 use futures::StreamExt;
 use lathe_policy::{PermissionMode, Policy};
 use lathe_protocol::{
-    Accumulator, AgentEvent, AssistantMessage, Content, ContextUsage, LedgerItem, ModelEvent,
-    ModelRequest, ProviderError, RunStats, StopCause, StopReason, SystemBlock, ThinkingFormat, Usage,
-    UserMessage, conversation,
+    Accumulator, AgentEvent, AssistantMessage, Content, ContextUsage, LedgerItem, ModelEvent, ModelRequest,
+    ProviderError, RunStats, StopCause, StopReason, SystemBlock, ThinkingFormat, Usage, UserMessage,
+    conversation,
 };
 use lathe_provider::Provider;
 use lathe_provider::catalog::{ModelInfo, estimate_cost};
@@ -36,6 +36,7 @@ use crate::history::FileHistory;
 use crate::instructions::RuleSet;
 use crate::progress::ProgressGuard;
 use crate::session::SessionWriter;
+use crate::subagent::task::UsageMeter;
 use crate::{recovery, text_calls};
 
 /// Continuations asked for when a text answer is cut by the output-token limit.
@@ -98,6 +99,8 @@ pub struct Agent {
     pub(crate) pending_warnings: Vec<String>,
     /// Permission-mode changes from the front end, read before each response's calls run.
     pub(crate) mode_watch: Option<watch::Receiver<PermissionMode>>,
+    /// Usage of the sub-agents this agent's `task` calls start, folded into its totals.
+    meter: Option<Arc<UsageMeter>>,
 }
 
 impl Agent {
@@ -143,7 +146,30 @@ impl Agent {
             history: None,
             pending_warnings: Vec::new(),
             mode_watch: None,
+            meter: None,
         }
+    }
+
+    /// Counts the usage that sub-agents report to `meter` in this agent's totals and budget.
+    pub fn with_usage_meter(mut self, meter: Arc<UsageMeter>) -> Agent {
+        meter.set_parent_cost(self.stats.cost_usd);
+        self.meter = Some(meter);
+        self
+    }
+
+    /// The text of every assistant message of the ledger so far, in order, blank ones left out.
+    pub fn assistant_texts(&self) -> Vec<String> {
+        self.ledger
+            .iter()
+            .filter_map(|item| match item {
+                LedgerItem::Assistant(message) => Some(message.text()),
+                LedgerItem::User(_)
+                | LedgerItem::ToolResult(_)
+                | LedgerItem::Compaction(_)
+                | LedgerItem::Meta(_) => None,
+            })
+            .filter(|text| !text.trim().is_empty())
+            .collect()
     }
 
     /// Keeps file history for `/rewind` in `history` (see [`crate::history`]).
@@ -417,6 +443,7 @@ impl Agent {
                 self.append(LedgerItem::ToolResult(done.result));
             }
             self.load_rules_for(&calls);
+            self.fold_subagent_usage(events);
             if cancel.is_cancelled() {
                 return StopCause::Cancelled;
             }
@@ -512,6 +539,25 @@ impl Agent {
         self.stats.cache_read_tokens += tokens(usage.cache_read_input_tokens);
         self.stats.cache_write_tokens += tokens(usage.cache_creation_input_tokens);
         self.stats.cost_usd += estimate_cost(&self.settings.model_info, usage);
+        if let Some(meter) = &self.meter {
+            meter.set_parent_cost(self.stats.cost_usd);
+        }
+    }
+
+    /// Adds the tokens and cost of the sub-agents that ran since the last call to the totals.
+    fn fold_subagent_usage(&mut self, events: &mpsc::UnboundedSender<AgentEvent>) {
+        let Some(meter) = &self.meter else { return };
+        let extra = meter.take();
+        if extra == RunStats::default() {
+            return;
+        }
+        self.stats.input_tokens += extra.input_tokens;
+        self.stats.output_tokens += extra.output_tokens;
+        self.stats.cache_read_tokens += extra.cache_read_tokens;
+        self.stats.cache_write_tokens += extra.cache_write_tokens;
+        self.stats.cost_usd += extra.cost_usd;
+        meter.set_parent_cost(self.stats.cost_usd);
+        let _ = events.send(AgentEvent::Usage { last: Usage::default(), stats: self.stats, context: None });
     }
 
     /// The pairing guard (ARCHITECTURE.md §4.1): answers every call still without a result with an

@@ -1,0 +1,52 @@
+//! The session's user extensions: skills and sub-agent types found at start (frontmatter only),
+//! and the `skill` and `task` tools built on them.
+
+use std::sync::Arc;
+
+use lathe_tools::ToolRegistry;
+
+use crate::skills::SkillSet;
+use crate::skills::tool::SkillTool;
+use crate::subagent::AgentCatalog;
+use crate::subagent::task::{Parent, TaskTool};
+
+/// What was found for a workspace.
+pub(crate) struct Found {
+    pub skills: Arc<SkillSet>,
+    pub agents: AgentCatalog,
+    pub warnings: Vec<String>,
+}
+
+/// Finds the skills and agents of `workspace` (Lathe's home at `home`).
+pub(crate) fn discover(workspace: &std::path::Path, home: &std::path::Path) -> Found {
+    let (skills, mut warnings) = SkillSet::discover(workspace, home);
+    let (agents, agent_warnings) = AgentCatalog::discover(workspace, home);
+    warnings.extend(agent_warnings);
+    tracing::debug!(skills = skills.all().len(), agents = agents.all().len(), "extensions found");
+    Found { skills: Arc::new(skills), agents, warnings }
+}
+
+/// `builtin` plus the `skill` tool (when there are skills) and the `task` tool; `parent` gets the
+/// tools a sub-agent may take (everything but `task`).
+pub(crate) fn tools(
+    found: Found,
+    mut tools: ToolRegistry,
+    parent: impl FnOnce(ToolRegistry) -> Parent,
+    warnings: &mut Vec<String>,
+) -> ToolRegistry {
+    warnings.extend(found.warnings);
+    if !found.skills.is_empty() {
+        let (tool, left_out) = SkillTool::new(found.skills.clone());
+        tools.register(Arc::new(tool));
+        if left_out > 0 {
+            warnings.push(format!(
+                "{left_out} skills are not listed to the model (the listing is capped at {} KiB); \
+                 they can still be invoked by name",
+                crate::skills::LISTING_BUDGET_BYTES / 1024
+            ));
+        }
+    }
+    let parent = parent(tools.clone());
+    tools.register(Arc::new(TaskTool::new(parent, found.agents)));
+    tools
+}
