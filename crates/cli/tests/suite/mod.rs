@@ -1,4 +1,5 @@
 mod context;
+mod extensions;
 mod faults_session;
 mod faults_stream;
 mod faults_tools;
