@@ -42,7 +42,7 @@ async fn namespaced_command_with_includes_and_bang_output() {
 
     let ctx = context(dir.path(), lathe_policy::PermissionMode::Default);
     let done = expand("/frontend:lint app.ts", &ctx).await.unwrap().unwrap();
-    assert!(!done.text.contains("from-shell"), "{}", done.text);
+    assert!(!done.text.contains(": from-shell"), "{}", done.text);
     assert!(done.text.contains("[!`echo from-shell` not run: permission denied"), "{}", done.text);
     assert_eq!(done.warnings.len(), 1);
 
