@@ -28,7 +28,8 @@ async fn namespaced_command_with_includes_and_bang_output() {
     std::fs::create_dir_all(&commands).unwrap();
     std::fs::write(
         commands.join("lint.md"),
-        "---\ndescription: Lint it\nmodel: small-model\n---\nLint $1 with @notes.txt: !`echo from-shell`\n",
+        "---\ndescription: Lint it\nmodel: small-model\n---\nLint $1 with @notes.txt: !`echo from-shell`\n\
+         Made: !`touch made.txt && echo made`\n",
     )
     .unwrap();
     std::fs::write(dir.path().join("notes.txt"), "use tabs").unwrap();
@@ -38,13 +39,27 @@ async fn namespaced_command_with_includes_and_bang_output() {
     assert_eq!(done.model.as_deref(), Some("small-model"));
     assert!(done.text.starts_with("Lint app.ts with @notes.txt: from-shell"), "{}", done.text);
     assert!(done.text.contains("Contents of notes.txt:\n```\nuse tabs\n```"), "{}", done.text);
+    assert!(done.text.contains("Made: made"), "{}", done.text);
     assert!(done.warnings.is_empty());
+    std::fs::remove_file(dir.path().join("made.txt")).unwrap();
 
+    // Default mode: the read-only command runs, the one that writes needs approval, which
+    // nobody can give while a command expands: it is not run and leaves no output.
     let ctx = context(dir.path(), lathe_policy::PermissionMode::Default);
     let done = expand("/frontend:lint app.ts", &ctx).await.unwrap().unwrap();
-    assert!(!done.text.contains(": from-shell"), "{}", done.text);
-    assert!(done.text.contains("[!`echo from-shell` not run: permission denied"), "{}", done.text);
+    assert!(done.text.starts_with("Lint app.ts with @notes.txt: from-shell"), "{}", done.text);
+    assert!(!done.text.contains("Made: made"), "{}", done.text);
+    assert!(
+        done.text.contains("[!`touch made.txt && echo made` not run: permission denied"),
+        "{}",
+        done.text
+    );
+    assert!(!dir.path().join("made.txt").exists());
     assert_eq!(done.warnings.len(), 1);
+
+    let ctx = context(dir.path(), lathe_policy::PermissionMode::Plan);
+    let done = expand("/frontend:lint app.ts", &ctx).await.unwrap().unwrap();
+    assert!(!dir.path().join("made.txt").exists(), "plan mode never writes: {}", done.text);
 
     assert!(expand("/unknown x", &ctx).await.is_none());
     assert!(expand("not a command", &ctx).await.is_none());
