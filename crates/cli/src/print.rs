@@ -104,6 +104,7 @@ impl Printer {
             | AgentEvent::Rewound { .. }
             | AgentEvent::Warning { .. }
             | AgentEvent::Subagent { .. }
+            | AgentEvent::Commands { .. }
             | AgentEvent::Finished { .. } => {}
         }
     }
@@ -196,6 +197,7 @@ impl Printer {
             | AgentEvent::ModelChanged { .. }
             | AgentEvent::UserTurns { .. }
             | AgentEvent::Rewound { .. }
+            | AgentEvent::Commands { .. }
             | AgentEvent::Finished { .. } => {}
         }
         out
@@ -317,6 +319,7 @@ fn text_progress(event: &AgentEvent) {
         | AgentEvent::ModelChanged { .. }
         | AgentEvent::UserTurns { .. }
         | AgentEvent::Rewound { .. }
+        | AgentEvent::Commands { .. }
         | AgentEvent::Finished { .. } => {}
     }
 }

@@ -155,6 +155,12 @@ pub enum AgentEvent {
         /// The sub-agent's event.
         event: Box<AgentEvent>,
     },
+    /// The session's `/name` commands besides the front end's own (custom command files and
+    /// skills), sent after `SessionStarted`.
+    Commands {
+        /// By name.
+        commands: Vec<crate::extensions::UserCommand>,
+    },
     /// Something the user should know that does not stop the run.
     Warning {
         /// One line.

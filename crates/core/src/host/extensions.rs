@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use lathe_protocol::{UserCommand, UserCommandKind};
 use lathe_tools::ToolRegistry;
 
 use crate::skills::SkillSet;
@@ -49,4 +50,36 @@ pub(crate) fn tools(
     let parent = parent(tools.clone());
     tools.register(Arc::new(TaskTool::new(parent, found.agents)));
     tools
+}
+
+/// The `/name` commands of the session for a front end: the custom command files (their
+/// frontmatter only), then the skills no command file shadows, by name; and a warning for each
+/// command file that could not be read or is shadowed.
+pub(crate) fn user_commands(
+    workspace: &std::path::Path,
+    home: &std::path::Path,
+    skills: &SkillSet,
+) -> (Vec<UserCommand>, Vec<String>) {
+    let (found, warnings) = crate::commands::list(workspace, home);
+    let mut commands: Vec<UserCommand> = found
+        .into_iter()
+        .map(|command| UserCommand {
+            name: command.name,
+            description: command.description,
+            argument_hint: command.argument_hint,
+            kind: UserCommandKind::Command,
+        })
+        .collect();
+    for skill in skills.all() {
+        if !commands.iter().any(|command| command.name == skill.name) {
+            commands.push(UserCommand {
+                name: skill.name.clone(),
+                description: skill.description.clone(),
+                argument_hint: None,
+                kind: UserCommandKind::Skill,
+            });
+        }
+    }
+    commands.sort_by(|a, b| a.name.cmp(&b.name));
+    (commands, warnings)
 }

@@ -132,6 +132,7 @@ impl SessionBuilder {
         tracing::debug!("system prompt ready");
         let found = extensions::discover(&config.workspace, &home);
         let skills = found.skills.clone();
+        let (commands, command_warnings) = extensions::user_commands(&config.workspace, &home, &skills);
 
         let mut warnings = config.warnings.clone();
         warnings.extend(opened.warnings);
@@ -217,6 +218,8 @@ impl SessionBuilder {
             session_file: info.session_file.as_ref().map(|path| path.display().to_string()),
             resumed_turns: agent.user_turn(),
         });
+        let _ = events.send(AgentEvent::Commands { commands });
+        warnings.extend(command_warnings);
         for message in warnings {
             let _ = events.send(AgentEvent::Warning { message });
         }

@@ -311,6 +311,7 @@ impl Forwarder {
             | AgentEvent::UserTurns { .. }
             | AgentEvent::Rewound { .. }
             | AgentEvent::Subagent { .. }
+            | AgentEvent::Commands { .. }
             | AgentEvent::Warning { .. }
             | AgentEvent::Finished { .. } => self.send(events, event),
         }
