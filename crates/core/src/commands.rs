@@ -10,6 +10,10 @@
 //! says why it did not run, and a warning is given) → `@path` naming an existing file appends that
 //! file's contents. Nothing is scanned at start-up: `/name` is looked up by its path
 //! ([`find`]); [`list`] scans for a front end's menu.
+//!
+//! `allowed-tools` (Claude's or Lathe's names), when given, restricts: `` !`cmd` `` runs only when
+//! it names the shell, and the session host offers only those tools for the command's turn (the
+//! session's tools come back after it); the permission policy still decides every call.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -198,7 +202,9 @@ pub async fn expand(input: &str, ctx: &ExpandContext) -> Option<Result<Expansion
     };
     let mut warnings = Vec::new();
     let text = substitute_arguments(&body, arguments);
-    let text = run_bang_commands(&text, ctx, &mut warnings).await;
+    let shell_allowed = allowed_tools.is_empty()
+        || allowed_tools.iter().any(|name| crate::subagent::lathe_tool_name(name) == Some("shell"));
+    let text = run_bang_commands(&text, ctx, shell_allowed, &mut warnings).await;
     let text = include_files(&text, ctx, &mut warnings);
     Some(Ok(Expansion { name: name.to_string(), text, model, allowed_tools, warnings }))
 }
@@ -266,16 +272,27 @@ fn split_words(text: &str) -> Vec<String> {
     words
 }
 
-/// Replaces each `` !`cmd` `` with the output of `cmd`, when the permission mode lets a command
-/// run without asking.
-async fn run_bang_commands(text: &str, ctx: &ExpandContext, warnings: &mut Vec<String>) -> String {
+/// Replaces each `` !`cmd` `` with the output of `cmd`, when the command's `allowed-tools` (if
+/// any) include the shell and the permission policy lets it run without asking.
+async fn run_bang_commands(
+    text: &str,
+    ctx: &ExpandContext,
+    shell_allowed: bool,
+    warnings: &mut Vec<String>,
+) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find("!`") {
         let after = &rest[at + 2..];
         let Some(end) = after.find('`') else { break };
         out.push_str(&rest[..at]);
-        out.push_str(&bang_output(&after[..end], ctx, warnings).await);
+        let command = &after[..end];
+        if shell_allowed {
+            out.push_str(&bang_output(command, ctx, warnings).await);
+        } else {
+            warnings.push(format!("!`{command}` not run: the command's allowed-tools leave out Bash"));
+            out.push_str(&format!("[!`{command}` not run: allowed-tools leave out Bash]"));
+        }
         rest = &after[end + 1..];
     }
     out.push_str(rest);

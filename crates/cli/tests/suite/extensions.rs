@@ -262,6 +262,7 @@ async fn custom_agent_gets_exactly_its_tools_and_its_body_as_system_prompt() {
     );
     let server = scripted(json!([
         {"tool_calls": [task_call("call_r", "reviewer", "Review src/")]},
+        {"tool_calls": [{"id": "w1", "name": "write_file", "arguments": {"path": "review.txt", "content": "x"}}]},
         {"text": "Looks good."},
         {"text": "Reviewed."}
     ]))
@@ -269,12 +270,47 @@ async fn custom_agent_gets_exactly_its_tools_and_its_body_as_system_prompt() {
     let out = run(&env, &server, &["-p", "review", "--yolo"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let requests = server.requests();
+    assert_eq!(requests.len(), 4);
     let task = tool(&requests[0], "task").expect("task tool")["description"].to_string();
     assert!(task.contains("- reviewer: Reviews a change"), "{task}");
     assert_eq!(tool_names(&requests[1]), ["read_file", "grep"]);
     let system = requests[1].body["system"][0]["text"].as_str().expect("system");
     assert_eq!(system, "REVIEWER-PROMPT: review carefully.");
-    assert_eq!(tool_results(&requests[2]), vec![("call_r".to_string(), "Looks good.".to_string())]);
+    // Even with --yolo, a tool outside its list does not run for it.
+    let refused = tool_results(&requests[2]);
+    assert_eq!(refused.len(), 1);
+    assert!(refused[0].1.contains("unknown tool `write_file`"), "{}", refused[0].1);
+    assert!(!env.workspace.join("review.txt").exists());
+    assert_eq!(tool_results(&requests[3]), vec![("call_r".to_string(), "Looks good.".to_string())]);
+}
+
+#[tokio::test]
+async fn a_commands_allowed_tools_are_the_only_tools_of_its_turn() {
+    let env = env();
+    write(
+        &env.workspace.join(".lathe/commands/audit.md"),
+        "---\ndescription: Audit code\nallowed-tools: Read, Grep\n---\nAudit $ARGUMENTS. State: !`touch bang.txt`\n",
+    );
+    let server = scripted(json!([
+        {"tool_calls": [{"id": "w1", "name": "write_file", "arguments": {"path": "out.txt", "content": "x"}}]},
+        {"text": "Audited."}
+    ]))
+    .await;
+    let out = run(&env, &server, &["-p", "/audit src", "--yolo"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(tool_names(&requests[0]), ["read_file", "grep"]);
+    let prompt = requests[0].body["messages"][0]["content"].to_string();
+    assert!(
+        prompt.contains("Audit src. State: [!`touch bang.txt` not run: allowed-tools leave out Bash]"),
+        "{prompt}"
+    );
+    assert!(!env.workspace.join("bang.txt").exists());
+    let refused = tool_results(&requests[1]);
+    assert!(refused[0].1.contains("unknown tool `write_file`"), "{}", refused[0].1);
+    assert!(!env.workspace.join("out.txt").exists());
+    assert!(stderr(&out).contains("allowed-tools leave out Bash"), "{}", stderr(&out));
 }
 
 #[tokio::test]
@@ -322,4 +358,27 @@ async fn sub_agent_at_its_turn_limit_returns_a_clear_partial_result() {
     assert!(text.starts_with("[partial result: the explore sub-agent"), "{text}");
     assert!(text.contains("limit of 2 turns") && text.contains("2 tool calls"), "{text}");
     assert!(text.contains("Looking at the root.") && text.contains("Still looking."), "{text}");
+}
+
+#[tokio::test]
+async fn a_sub_agent_is_held_to_the_parents_permission_rules() {
+    let env = env();
+    write(&env.workspace.join("keep.txt"), "precious\n");
+    write(&env.workspace.join(".lathe/settings.json"), r#"{"permissions": {"deny": ["Bash(rm *)"]}}"#);
+    let server = scripted(json!([
+        {"tool_calls": [task_call("call_g", "general", "Clean up")]},
+        {"tool_calls": [{"id": "rm1", "name": "shell", "arguments": {"command": "rm keep.txt"}}]},
+        {"text": "Could not delete it."},
+        {"text": "Done."}
+    ]))
+    .await;
+    let out = run(&env, &server, &["-p", "clean up", "--yolo"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    assert!(tool_names(&requests[1]).contains(&"shell".to_string()));
+    let refused = tool_results(&requests[2]);
+    assert_eq!(refused.len(), 1);
+    assert!(refused[0].1.contains("Bash(rm *)"), "{}", refused[0].1);
+    assert_eq!(std::fs::read_to_string(env.workspace.join("keep.txt")).expect("kept"), "precious\n");
 }

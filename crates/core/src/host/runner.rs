@@ -16,6 +16,7 @@ use crate::Agent;
 use crate::commands::{self, ExpandContext};
 use crate::context::CompactOutcome;
 use crate::skills::SkillSet;
+use crate::subagent::select_tools;
 
 /// Whether the session goes on after an op.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,7 +157,8 @@ impl Runner {
     }
 
     /// Runs a user turn for `content`; a first text `/name args` naming a custom command or a skill
-    /// is expanded first ([`crate::commands`]), on the command's model when it names one.
+    /// is expanded first ([`crate::commands`]), on the command's model when it names one, and with
+    /// only the tools its `allowed-tools` names (when it names any) for that turn.
     async fn user_input(&mut self, mut content: Vec<Content>) -> Flow {
         let command = match content.first() {
             Some(Content::Text { text }) if text.trim_start().starts_with('/') => text.clone(),
@@ -198,7 +200,17 @@ impl Runner {
             }
             Some(_) | None => false,
         };
+        let saved = (!expansion.allowed_tools.is_empty()).then(|| {
+            let (tools, notes) = select_tools(self.agent.tools(), &expansion.allowed_tools, true);
+            for note in notes {
+                self.warn(format!("/{} allowed-tools: {note}", expansion.name));
+            }
+            self.agent.replace_tools(tools)
+        });
         let flow = self.turn(UserMessage { content, origin: UserOrigin::User }).await;
+        if let Some(tools) = saved {
+            self.agent.replace_tools(tools);
+        }
         if switched {
             self.switch_model(&previous, None);
         }

@@ -100,7 +100,6 @@ impl AgentDef {
     /// note for each named tool that is unknown or that the parent does not have.
     pub fn tool_set(&self, parent: &ToolRegistry) -> (ToolRegistry, Vec<String>) {
         let mut tools = ToolRegistry::empty();
-        let mut notes = Vec::new();
         match &self.tools {
             ToolChoice::ReadOnly | ToolChoice::Inherit => {
                 for name in parent.names() {
@@ -111,27 +110,39 @@ impl AgentDef {
                     }
                 }
             }
-            ToolChoice::Named(names) => {
-                for written in names {
-                    let Some(name) = lathe_tool_name(written) else {
-                        notes.push(format!("tool `{written}` is unknown; left out"));
-                        continue;
-                    };
-                    if name == TASK_TOOL {
-                        notes.push("sub-agents cannot start sub-agents; `task` left out".into());
-                        continue;
-                    }
-                    match parent.get(name) {
-                        Some(tool) => tools.register(tool),
-                        None => {
-                            notes.push(format!("tool `{written}` is not available to the parent; left out"))
-                        }
-                    }
-                }
-            }
+            ToolChoice::Named(names) => return select_tools(parent, names, false),
         }
-        (tools, notes)
+        (tools, Vec::new())
     }
+}
+
+/// The tools of `parent` named in `names` (Claude's or Lathe's names; never wider than the
+/// parent's; `task` only when `allow_task`), and a note for each name left out.
+pub fn select_tools(
+    parent: &ToolRegistry,
+    names: &[String],
+    allow_task: bool,
+) -> (ToolRegistry, Vec<String>) {
+    let mut tools = ToolRegistry::empty();
+    let mut notes = Vec::new();
+    for written in names {
+        let Some(name) = lathe_tool_name(written) else {
+            notes.push(format!("tool `{written}` is unknown; left out"));
+            continue;
+        };
+        if name == TASK_TOOL && !allow_task {
+            notes.push("sub-agents cannot start sub-agents; `task` left out".into());
+            continue;
+        }
+        if tools.get(name).is_some() {
+            continue;
+        }
+        match parent.get(name) {
+            Some(tool) => tools.register(tool),
+            None => notes.push(format!("tool `{written}` is not available; left out")),
+        }
+    }
+    (tools, notes)
 }
 
 /// Lathe's name for a tool written in Claude Code's names (`Read`, `Bash(git:*)`) or Lathe's.
