@@ -13,7 +13,9 @@
 //! `{"type":"context_pruned","results","tokens_before","tokens_after"}` ·
 //! `{"type":"compacted","trigger":"auto"|"overflow"|"manual","tokens_before","tokens_after",
 //! "summarized_items","kept_items","omitted_rounds"}` ·
-//! `{"type":"warning","message"}` · and last
+//! `{"type":"warning","message"}` · a sub-agent's own `tool_call`, `tool_result`, `usage`, `warning`
+//! lines and its end `{"type":"subagent_result","subtype","turns","tool_calls","cost_usd"}`, each with
+//! `"parent_tool_use_id"` (the parent's `task` call), `"subagent_id"` and `"subagent_type"` · and last
 //! `{"type":"result","subtype":"success"|"error_…","is_error","result","session_id","turns","tool_calls",
 //! "usage":{…},"cost_usd","duration_ms","permission_denials":[{"tool_name","tool_use_id","tool_input"}],
 //! "error"?}` (`permission_denials` lists the calls the permission policy refused, as Claude Code does) —
@@ -305,7 +307,25 @@ fn text_progress(event: &AgentEvent) {
                 eprintln!("  ↳ [{subagent_type}] ● {} {args}", call.name);
             }
             AgentEvent::Warning { message } => eprintln!("lathe: warning: [{subagent_type}] {message}"),
-            _ => {}
+            AgentEvent::SessionStarted { .. }
+            | AgentEvent::TurnStarted { .. }
+            | AgentEvent::TextDelta { .. }
+            | AgentEvent::ThinkingDelta { .. }
+            | AgentEvent::AssistantMessage { .. }
+            | AgentEvent::ToolResult { .. }
+            | AgentEvent::PermissionRequest { .. }
+            | AgentEvent::Todos { .. }
+            | AgentEvent::Retry(_)
+            | AgentEvent::Usage { .. }
+            | AgentEvent::ContextPruned { .. }
+            | AgentEvent::Compacted { .. }
+            | AgentEvent::ModeChanged { .. }
+            | AgentEvent::ModelChanged { .. }
+            | AgentEvent::UserTurns { .. }
+            | AgentEvent::Rewound { .. }
+            | AgentEvent::Subagent { .. }
+            | AgentEvent::Commands { .. }
+            | AgentEvent::Finished { .. } => {}
         },
         AgentEvent::SessionStarted { .. }
         | AgentEvent::TurnStarted { .. }
