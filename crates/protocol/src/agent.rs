@@ -156,7 +156,7 @@ pub enum AgentEvent {
         event: Box<AgentEvent>,
     },
     /// The session's `/name` commands besides the front end's own (custom command files and
-    /// skills), sent after `SessionStarted`.
+    /// skills), sent after `SessionStarted` and the start's warnings.
     Commands {
         /// By name.
         commands: Vec<crate::extensions::UserCommand>,

@@ -218,12 +218,12 @@ impl SessionBuilder {
             session_file: info.session_file.as_ref().map(|path| path.display().to_string()),
             resumed_turns: agent.user_turn(),
         });
-        let _ = events.send(AgentEvent::Commands { commands });
         warnings.extend(command_warnings);
         for message in warnings {
             let _ = events.send(AgentEvent::Warning { message });
         }
         agent.send_warnings(&events);
+        let _ = events.send(AgentEvent::Commands { commands });
         let runner = runner::Runner::new(agent, config, approver, mode_sender, events, op_receiver)
             .with_skills(skills);
         let task = tokio::spawn(runner.run());
