@@ -95,6 +95,12 @@ mod screen {
         assert!(text.contains("/release-notes — Writes release notes from git history"), "{text}");
         assert!(!text.contains("/greet — Say hello"), "{text}");
 
+        screen.type_text("/help");
+        screen.key(KeyCode::Enter);
+        let text = screen.all_text();
+        assert!(text.contains("Custom commands"), "{text}");
+        assert!(text.contains("/greet [name]  Say hello"), "{text}");
+
         screen.type_text("/nosuch thing");
         let actions = screen.key(KeyCode::Enter);
         assert_eq!(

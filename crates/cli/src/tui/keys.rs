@@ -279,7 +279,7 @@ impl UiState {
         let busy = self.is_busy();
         match command {
             SlashCommand::Help => {
-                let rows = help::rows(self.width);
+                let rows = help::rows(self.width, &self.user_commands);
                 self.push_rows(rows);
                 Vec::new()
             }
