@@ -100,7 +100,7 @@ pub struct Agent {
     /// Permission-mode changes from the front end, read before each response's calls run.
     pub(crate) mode_watch: Option<watch::Receiver<PermissionMode>>,
     /// Usage of the sub-agents this agent's `task` calls start, folded into its totals.
-    meter: Option<Arc<UsageMeter>>,
+    pub(crate) meter: Option<Arc<UsageMeter>>,
 }
 
 impl Agent {
@@ -148,28 +148,6 @@ impl Agent {
             mode_watch: None,
             meter: None,
         }
-    }
-
-    /// Counts the usage that sub-agents report to `meter` in this agent's totals and budget.
-    pub fn with_usage_meter(mut self, meter: Arc<UsageMeter>) -> Agent {
-        meter.set_parent_cost(self.stats.cost_usd);
-        self.meter = Some(meter);
-        self
-    }
-
-    /// The text of every assistant message of the ledger so far, in order, blank ones left out.
-    pub fn assistant_texts(&self) -> Vec<String> {
-        self.ledger
-            .iter()
-            .filter_map(|item| match item {
-                LedgerItem::Assistant(message) => Some(message.text()),
-                LedgerItem::User(_)
-                | LedgerItem::ToolResult(_)
-                | LedgerItem::Compaction(_)
-                | LedgerItem::Meta(_) => None,
-            })
-            .filter(|text| !text.trim().is_empty())
-            .collect()
     }
 
     /// Keeps file history for `/rewind` in `history` (see [`crate::history`]).
@@ -542,22 +520,6 @@ impl Agent {
         if let Some(meter) = &self.meter {
             meter.set_parent_cost(self.stats.cost_usd);
         }
-    }
-
-    /// Adds the tokens and cost of the sub-agents that ran since the last call to the totals.
-    fn fold_subagent_usage(&mut self, events: &mpsc::UnboundedSender<AgentEvent>) {
-        let Some(meter) = &self.meter else { return };
-        let extra = meter.take();
-        if extra == RunStats::default() {
-            return;
-        }
-        self.stats.input_tokens += extra.input_tokens;
-        self.stats.output_tokens += extra.output_tokens;
-        self.stats.cache_read_tokens += extra.cache_read_tokens;
-        self.stats.cache_write_tokens += extra.cache_write_tokens;
-        self.stats.cost_usd += extra.cost_usd;
-        meter.set_parent_cost(self.stats.cost_usd);
-        let _ = events.send(AgentEvent::Usage { last: Usage::default(), stats: self.stats, context: None });
     }
 
     /// The pairing guard (ARCHITECTURE.md §4.1): answers every call still without a result with an

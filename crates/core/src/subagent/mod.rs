@@ -11,6 +11,7 @@
 //! built-in one replaces it.
 
 pub mod task;
+mod usage;
 
 use std::path::{Path, PathBuf};
 
