@@ -382,3 +382,35 @@ async fn a_sub_agent_is_held_to_the_parents_permission_rules() {
     assert!(refused[0].1.contains("Bash(rm *)"), "{}", refused[0].1);
     assert_eq!(std::fs::read_to_string(env.workspace.join("keep.txt")).expect("kept"), "precious\n");
 }
+
+#[tokio::test]
+async fn a_skill_the_model_loads_holds_it_to_the_skills_allowed_tools() {
+    let env = env();
+    write(
+        &env.workspace.join(".claude/skills/inspect/SKILL.md"),
+        "---\nname: inspect\ndescription: Inspects code without changing it\nallowed-tools: Read, Grep\n---\nLook only.\n",
+    );
+    write(&env.workspace.join("src/lib.rs"), "pub fn add() {}\n");
+    let server = scripted(json!([
+        {"tool_calls": [{"id": "s1", "name": "skill", "arguments": {"name": "inspect"}}]},
+        {"tool_calls": [
+            {"id": "r1", "name": "read_file", "arguments": {"path": "src/lib.rs"}},
+            {"id": "w1", "name": "write_file", "arguments": {"path": "out.txt", "content": "x"}}
+        ]},
+        {"text": "Inspected."}
+    ]))
+    .await;
+    let out = run(&env, &server, &["-p", "inspect the code", "--yolo"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(tool_names(&requests[0]), tool_names(&requests[2]), "the tool list stays the same");
+    let loaded = tool_results(&requests[1]);
+    assert!(loaded[0].1.contains("only these tools run: Read, Grep"), "{}", loaded[0].1);
+    let results = tool_results(&requests[2]);
+    let read = results.iter().find(|(id, _)| id == "r1").expect("read result");
+    assert!(read.1.contains("pub fn add() {}"), "{}", read.1);
+    let write = results.iter().find(|(id, _)| id == "w1").expect("write result");
+    assert!(write.1.contains("write_file is not in the allowed-tools of the skill `inspect`"), "{}", write.1);
+    assert!(!env.workspace.join("out.txt").exists());
+}

@@ -7,6 +7,7 @@ use lathe_protocol::{UserCommand, UserCommandKind};
 use lathe_tools::ToolRegistry;
 
 use crate::skills::SkillSet;
+use crate::skills::gate::ToolGate;
 use crate::skills::tool::SkillTool;
 use crate::subagent::AgentCatalog;
 use crate::subagent::task::{Parent, TaskTool};
@@ -28,14 +29,17 @@ pub(crate) fn discover(workspace: &std::path::Path, home: &std::path::Path) -> F
 }
 
 /// `builtin` plus the `skill` tool (when there are skills) and the `task` tool; `parent` gets the
-/// tools a sub-agent may take (everything but `task`).
+/// tools a sub-agent may take (everything but `task`). The session's own tools are behind the
+/// returned gate, which a loaded skill's `allowed-tools` close until the turn ends (a sub-agent's
+/// tools are not: its `skill` calls do not restrict the parent).
 pub(crate) fn tools(
     found: Found,
     mut tools: ToolRegistry,
     parent: impl FnOnce(ToolRegistry) -> Parent,
     warnings: &mut Vec<String>,
-) -> ToolRegistry {
+) -> (ToolRegistry, Arc<ToolGate>) {
     warnings.extend(found.warnings);
+    let gate = Arc::new(ToolGate::default());
     if !found.skills.is_empty() {
         let (tool, left_out) = SkillTool::new(found.skills.clone());
         tools.register(Arc::new(tool));
@@ -49,7 +53,11 @@ pub(crate) fn tools(
     }
     let parent = parent(tools.clone());
     tools.register(Arc::new(TaskTool::new(parent, found.agents)));
-    tools
+    if !found.skills.is_empty() {
+        let (tool, _) = SkillTool::new(found.skills.clone());
+        tools.register(Arc::new(tool.with_gate(gate.clone())));
+    }
+    (gate.wrap(&tools), gate)
 }
 
 /// The `/name` commands of the session for a front end: the custom command files (their

@@ -176,7 +176,7 @@ impl SessionBuilder {
                 .map(|_| config.sessions_dir.join(&opened.id).join("subagents")),
             meter: meter.clone(),
         };
-        let tools = extensions::tools(found, ToolRegistry::builtin(), parent, &mut warnings);
+        let (tools, gate) = extensions::tools(found, ToolRegistry::builtin(), parent, &mut warnings);
         let mut agent = Agent::new(
             resolved.provider.clone(),
             tools,
@@ -225,7 +225,7 @@ impl SessionBuilder {
         agent.send_warnings(&events);
         let _ = events.send(AgentEvent::Commands { commands });
         let runner = runner::Runner::new(agent, config, approver, mode_sender, events, op_receiver)
-            .with_skills(skills);
+            .with_skills(skills, gate);
         let task = tokio::spawn(runner.run());
         Ok(SessionHandle { ops, events: receiver, info, task })
     }

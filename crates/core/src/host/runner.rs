@@ -16,6 +16,7 @@ use crate::Agent;
 use crate::commands::{self, ExpandContext};
 use crate::context::CompactOutcome;
 use crate::skills::SkillSet;
+use crate::skills::gate::ToolGate;
 use crate::subagent::select_tools;
 
 /// Whether the session goes on after an op.
@@ -34,6 +35,7 @@ pub(crate) struct Runner {
     ops: mpsc::UnboundedReceiver<AgentOp>,
     queued: VecDeque<AgentOp>,
     skills: Arc<SkillSet>,
+    gate: Arc<ToolGate>,
 }
 
 impl Runner {
@@ -54,12 +56,15 @@ impl Runner {
             ops,
             queued: VecDeque::new(),
             skills: Arc::new(SkillSet::default()),
+            gate: Arc::new(ToolGate::default()),
         }
     }
 
-    /// The skills `/<skill-name>` expands.
-    pub(crate) fn with_skills(mut self, skills: Arc<SkillSet>) -> Runner {
+    /// The skills `/<skill-name>` expands, and the gate of a loaded skill's `allowed-tools`
+    /// (opened at the end of every turn).
+    pub(crate) fn with_skills(mut self, skills: Arc<SkillSet>, gate: Arc<ToolGate>) -> Runner {
         self.skills = skills;
+        self.gate = gate;
         self
     }
 
@@ -222,7 +227,7 @@ impl Runner {
         let cancel = CancellationToken::new();
         let mut flow = Flow::Continue;
         let mut ops_open = true;
-        let Runner { agent, approver, modes, events, ops, queued, .. } = self;
+        let Runner { agent, approver, modes, events, ops, queued, gate, .. } = self;
         let stop = |approver: &Option<Arc<ChannelApprover>>| {
             cancel.cancel();
             if let Some(approver) = approver {
@@ -276,6 +281,8 @@ impl Runner {
                 },
             }
         }
+        // A skill the model loaded restricts the tools until the turn ends.
+        gate.clear();
         flow
     }
 }

@@ -8,8 +8,10 @@
 //! are reported as warnings and skipped, the rest load. The model sees only names and descriptions,
 //! within [`LISTING_BUDGET_BYTES`], in the description of the `skill` tool ([`tool::SkillTool`]);
 //! calling it reads the body and lists the skill's other files. `/<skill-name> args` typed by the
-//! user expands the same body ([`crate::commands`]).
+//! user expands the same body ([`crate::commands`]). A skill's `allowed-tools` restrict: for the
+//! turn of `/<skill-name>`, and, once the model has loaded it, until the turn ends ([`gate`]).
 
+pub mod gate;
 pub mod tool;
 
 use std::path::{Path, PathBuf};

@@ -9,6 +9,7 @@ use lathe_protocol::ToolSpec;
 use lathe_tools::{Access, DynTool, Effect, ToolContext, ToolError, ToolOutput, validate_args};
 use serde_json::{Value, json};
 
+use super::gate::ToolGate;
 use super::{LISTING_BUDGET_BYTES, SkillSet};
 
 /// Other files listed per skill at most.
@@ -17,6 +18,7 @@ const MAX_LISTED_FILES: usize = 100;
 /// The `skill` tool over a session's skills.
 pub struct SkillTool {
     skills: Arc<SkillSet>,
+    gate: Option<Arc<ToolGate>>,
     description: String,
     schema: Value,
 }
@@ -39,7 +41,13 @@ impl SkillTool {
             "required": ["name"],
             "additionalProperties": false,
         });
-        (SkillTool { skills, description, schema }, left_out)
+        (SkillTool { skills, gate: None, description, schema }, left_out)
+    }
+
+    /// Puts a loaded skill's `allowed-tools` in force through `gate`.
+    pub fn with_gate(mut self, gate: Arc<ToolGate>) -> SkillTool {
+        self.gate = Some(gate);
+        self
     }
 
     fn run(&self, args: &Value) -> Result<ToolOutput, ToolError> {
@@ -52,10 +60,19 @@ impl SkillTool {
             )));
         };
         let body = skill.body().map_err(|error| ToolError::Failed(format!("skill: {error}")))?;
+        if let Some(gate) = &self.gate {
+            gate.activate(&skill.name, &skill.allowed_tools);
+        }
         let arguments = args.get("args").and_then(Value::as_str).unwrap_or_default();
         let body = crate::commands::substitute_arguments(&body, arguments);
         let mut text =
             format!("# Skill: {}\nBase directory: {}\n\n{body}\n", skill.name, skill.dir.display());
+        if !skill.allowed_tools.is_empty() && self.gate.is_some() {
+            text.push_str(&format!(
+                "\nWhile you work on this skill, until the user's next message, only these tools run: {}\n",
+                skill.allowed_tools.join(", ")
+            ));
+        }
         let files = skill.other_files(MAX_LISTED_FILES);
         if !files.is_empty() {
             text.push_str(

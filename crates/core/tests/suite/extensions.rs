@@ -63,3 +63,26 @@ async fn the_session_lists_its_commands_and_skills_and_allowed_tools_last_one_tu
         assert!(all.iter().any(|tool| tool == name), "{name} is back after the command's turn: {all:?}");
     }
 }
+
+#[tokio::test]
+async fn a_skill_loaded_by_the_model_restricts_tools_until_the_turn_ends() {
+    let env = setup(json!([
+        {"tool_calls": [{"id": "s1", "name": "skill", "arguments": {"name": "inspect"}}]},
+        {"tool_calls": [{"id": "w1", "name": "write_file", "arguments": {"path": "a.txt", "content": "a"}}]},
+        {"text": "Could not write."},
+        {"tool_calls": [{"id": "w2", "name": "write_file", "arguments": {"path": "b.txt", "content": "b"}}]},
+        {"text": "Wrote b."}
+    ]))
+    .await;
+    write(
+        &env.workspace.join(".lathe/skills/inspect/SKILL.md"),
+        "---\nname: inspect\ndescription: Inspects\nallowed-tools: Read\n---\nLook only.\n",
+    );
+    let mut session = env.start("bypass", SessionChoice::New, Interaction::Headless).await;
+    say(&session, "inspect");
+    until(&mut session, is_finished).await;
+    assert!(!env.workspace.join("a.txt").exists(), "refused while the skill is in force");
+    say(&session, "now write b");
+    until(&mut session, is_finished).await;
+    assert_eq!(std::fs::read_to_string(env.workspace.join("b.txt")).expect("b.txt"), "b");
+}
