@@ -13,7 +13,9 @@
 //! `{"type":"context_pruned","results","tokens_before","tokens_after"}` ·
 //! `{"type":"compacted","trigger":"auto"|"overflow"|"manual","tokens_before","tokens_after",
 //! "summarized_items","kept_items","omitted_rounds"}` ·
-//! `{"type":"warning","message"}` · and last
+//! `{"type":"warning","message"}` · a sub-agent's own `tool_call`, `tool_result`, `usage`, `warning`
+//! lines and its end `{"type":"subagent_result","subtype","turns","tool_calls","cost_usd"}`, each with
+//! `"parent_tool_use_id"` (the parent's `task` call), `"subagent_id"` and `"subagent_type"` · and last
 //! `{"type":"result","subtype":"success"|"error_…","is_error","result","session_id","turns","tool_calls",
 //! "usage":{…},"cost_usd","duration_ms","permission_denials":[{"tool_name","tool_use_id","tool_input"}],
 //! "error"?}` (`permission_denials` lists the calls the permission policy refused, as Claude Code does) —
@@ -103,11 +105,23 @@ impl Printer {
             | AgentEvent::UserTurns { .. }
             | AgentEvent::Rewound { .. }
             | AgentEvent::Warning { .. }
+            | AgentEvent::Subagent { .. }
+            | AgentEvent::Commands { .. }
             | AgentEvent::Finished { .. } => {}
         }
     }
 
     fn stream_json(&self, event: &AgentEvent) {
+        for value in Printer::stream_lines(event) {
+            line(&value);
+        }
+    }
+
+    /// The stream-json lines for one event; a sub-agent's events carry `parent_tool_use_id` (the
+    /// parent's `task` call), `subagent_id` and `subagent_type`.
+    fn stream_lines(event: &AgentEvent) -> Vec<Value> {
+        let mut out = Vec::new();
+        let mut line = |value: &Value| out.push(value.clone());
         match event {
             AgentEvent::AssistantMessage { message } => {
                 let text = message.text();
@@ -158,6 +172,23 @@ impl Printer {
             })),
             AgentEvent::Todos { items } => line(&json!({"type": "todos", "items": items})),
             AgentEvent::Warning { message } => line(&json!({"type": "warning", "message": message})),
+            AgentEvent::Subagent { parent_call_id, agent_id, subagent_type, event } => {
+                let inner = match event.as_ref() {
+                    AgentEvent::Finished { cause, stats, .. } => vec![json!({
+                        "type": "subagent_result", "subtype": cause.subtype(), "turns": stats.turns,
+                        "tool_calls": stats.tool_calls, "cost_usd": stats.cost_usd,
+                    })],
+                    other => Printer::stream_lines(other),
+                };
+                for mut value in inner {
+                    if let Value::Object(map) = &mut value {
+                        map.insert("parent_tool_use_id".into(), json!(parent_call_id));
+                        map.insert("subagent_id".into(), json!(agent_id));
+                        map.insert("subagent_type".into(), json!(subagent_type));
+                    }
+                    line(&value);
+                }
+            }
             AgentEvent::SessionStarted { .. }
             | AgentEvent::TurnStarted { .. }
             | AgentEvent::TextDelta { .. }
@@ -168,8 +199,10 @@ impl Printer {
             | AgentEvent::ModelChanged { .. }
             | AgentEvent::UserTurns { .. }
             | AgentEvent::Rewound { .. }
+            | AgentEvent::Commands { .. }
             | AgentEvent::Finished { .. } => {}
         }
+        out
     }
 
     /// Prints the end of the run: the final text (text mode), the `result` object (json, stream-json).
@@ -268,6 +301,32 @@ fn text_progress(event: &AgentEvent) {
         AgentEvent::Compacted { tokens_before, tokens_after, .. } => {
             eprintln!("lathe: context: conversation compacted ({tokens_before} → {tokens_after} tokens)")
         }
+        AgentEvent::Subagent { subagent_type, event, .. } => match event.as_ref() {
+            AgentEvent::ToolCallStarted { call } => {
+                let args: String = call.arguments.to_string().chars().take(100).collect();
+                eprintln!("  ↳ [{subagent_type}] ● {} {args}", call.name);
+            }
+            AgentEvent::Warning { message } => eprintln!("lathe: warning: [{subagent_type}] {message}"),
+            AgentEvent::SessionStarted { .. }
+            | AgentEvent::TurnStarted { .. }
+            | AgentEvent::TextDelta { .. }
+            | AgentEvent::ThinkingDelta { .. }
+            | AgentEvent::AssistantMessage { .. }
+            | AgentEvent::ToolResult { .. }
+            | AgentEvent::PermissionRequest { .. }
+            | AgentEvent::Todos { .. }
+            | AgentEvent::Retry(_)
+            | AgentEvent::Usage { .. }
+            | AgentEvent::ContextPruned { .. }
+            | AgentEvent::Compacted { .. }
+            | AgentEvent::ModeChanged { .. }
+            | AgentEvent::ModelChanged { .. }
+            | AgentEvent::UserTurns { .. }
+            | AgentEvent::Rewound { .. }
+            | AgentEvent::Subagent { .. }
+            | AgentEvent::Commands { .. }
+            | AgentEvent::Finished { .. } => {}
+        },
         AgentEvent::SessionStarted { .. }
         | AgentEvent::TurnStarted { .. }
         | AgentEvent::TextDelta { .. }
@@ -280,6 +339,7 @@ fn text_progress(event: &AgentEvent) {
         | AgentEvent::ModelChanged { .. }
         | AgentEvent::UserTurns { .. }
         | AgentEvent::Rewound { .. }
+        | AgentEvent::Commands { .. }
         | AgentEvent::Finished { .. } => {}
     }
 }

@@ -36,6 +36,7 @@ use crate::history::FileHistory;
 use crate::instructions::RuleSet;
 use crate::progress::ProgressGuard;
 use crate::session::SessionWriter;
+use crate::subagent::task::UsageMeter;
 use crate::{recovery, text_calls};
 
 /// Continuations asked for when a text answer is cut by the output-token limit.
@@ -98,6 +99,8 @@ pub struct Agent {
     pub(crate) pending_warnings: Vec<String>,
     /// Permission-mode changes from the front end, read before each response's calls run.
     pub(crate) mode_watch: Option<watch::Receiver<PermissionMode>>,
+    /// Usage of the sub-agents this agent's `task` calls start, folded into its totals.
+    pub(crate) meter: Option<Arc<UsageMeter>>,
 }
 
 impl Agent {
@@ -143,6 +146,7 @@ impl Agent {
             history: None,
             pending_warnings: Vec::new(),
             mode_watch: None,
+            meter: None,
         }
     }
 
@@ -417,6 +421,7 @@ impl Agent {
                 self.append(LedgerItem::ToolResult(done.result));
             }
             self.load_rules_for(&calls);
+            self.fold_subagent_usage(events);
             if cancel.is_cancelled() {
                 return StopCause::Cancelled;
             }
@@ -512,6 +517,9 @@ impl Agent {
         self.stats.cache_read_tokens += tokens(usage.cache_read_input_tokens);
         self.stats.cache_write_tokens += tokens(usage.cache_creation_input_tokens);
         self.stats.cost_usd += estimate_cost(&self.settings.model_info, usage);
+        if let Some(meter) = &self.meter {
+            meter.set_parent_cost(self.stats.cost_usd);
+        }
     }
 
     /// The pairing guard (ARCHITECTURE.md §4.1): answers every call still without a result with an

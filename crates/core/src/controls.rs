@@ -22,6 +22,12 @@ impl Agent {
         &self.settings.model
     }
 
+    /// Offers `tools` from the next request on (a command's `allowed-tools` for its turn); returns
+    /// the tools it replaces.
+    pub fn replace_tools(&mut self, tools: lathe_tools::ToolRegistry) -> lathe_tools::ToolRegistry {
+        std::mem::replace(&mut self.tools, tools)
+    }
+
     /// Switches the permission mode, recording the change in the ledger; `false` when it was
     /// already in force.
     pub fn set_permission_mode(&mut self, mode: PermissionMode) -> bool {

@@ -105,7 +105,7 @@ impl Executor<'_> {
 
         let (content, is_error, status) = match self.prepare(call, &mut receipt).await {
             Err((text, status)) => (vec![Content::text(text)], true, status),
-            Ok(tool) => match tool.call(call.arguments.clone(), self.ctx).await {
+            Ok(tool) => match tool.call(call.arguments.clone(), &self.call_context(call)).await {
                 Ok(output) => {
                     receipt.exit_code = output.exit_code;
                     receipt.spill_path = output.spill_path.map(|path| path.display().to_string());
@@ -134,6 +134,13 @@ impl Executor<'_> {
         let result =
             ToolResult { call_id: call.id.clone(), content, is_error, status, receipt: Some(receipt) };
         Executed { result, tool: call.name.clone(), elapsed_ms }
+    }
+
+    /// The context for `call`: the session's, tagged with the call's id.
+    fn call_context(&self, call: &ToolCall) -> ToolContext {
+        let mut ctx = self.ctx.clone();
+        ctx.call_id = call.id.clone();
+        ctx
     }
 
     /// Everything before running: completeness, lookup, permission. `Err` is the result to return

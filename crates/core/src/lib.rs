@@ -7,10 +7,13 @@
 //! [`lathe_protocol::AgentEvent`]s.
 
 pub mod agent;
+pub mod commands;
 pub mod config;
 pub mod context;
 mod controls;
+pub mod definitions;
 pub mod exec;
+pub mod frontmatter;
 pub mod history;
 pub mod host;
 pub mod instructions;
@@ -21,7 +24,9 @@ pub mod progress;
 pub mod prompt;
 pub mod recovery;
 pub mod session;
+pub mod skills;
 mod snapshot;
+pub mod subagent;
 pub mod text_calls;
 
 pub use agent::{Agent, AgentSettings};

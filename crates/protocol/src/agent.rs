@@ -143,6 +143,24 @@ pub enum AgentEvent {
         /// The files that were restored, re-created or deleted.
         files: Vec<FileRewind>,
     },
+    /// Progress of a sub-agent started by the `task` call `parent_call_id`: one of the
+    /// sub-agent's own events (its tool calls, results, usage, its `finished`).
+    Subagent {
+        /// The parent's `task` call this sub-agent answers.
+        parent_call_id: String,
+        /// The sub-agent's id (its transcript is `<session>/subagents/<id>.jsonl`).
+        agent_id: String,
+        /// The agent type (`explore`, `plan`, `general` or a custom agent's name).
+        subagent_type: String,
+        /// The sub-agent's event.
+        event: Box<AgentEvent>,
+    },
+    /// The session's `/name` commands besides the front end's own (custom command files and
+    /// skills), sent after `SessionStarted` and the start's warnings.
+    Commands {
+        /// By name.
+        commands: Vec<crate::extensions::UserCommand>,
+    },
     /// Something the user should know that does not stop the run.
     Warning {
         /// One line.

@@ -16,6 +16,7 @@ pub mod agent;
 pub mod conversation;
 pub mod error;
 pub mod event;
+pub mod extensions;
 pub mod ledger;
 pub mod request;
 
@@ -26,6 +27,7 @@ pub use agent::{
 };
 pub use error::{ApiError, ProviderError};
 pub use event::{ModelEvent, RetryInfo, StopReason, Usage};
+pub use extensions::{UserCommand, UserCommandKind};
 pub use ledger::{
     AssistantMessage, Compaction, Content, LedgerItem, Meta, Receipt, Thinking, ThinkingFormat, ToolCall,
     ToolResult, ToolStatus, UserMessage, UserOrigin,

@@ -30,6 +30,9 @@ pub struct ToolContext {
     pub shell_env: ShellEnv,
     /// The OS sandbox `shell` commands run in; `None` runs them unconfined.
     pub sandbox: Option<Arc<lathe_policy::sandbox::Sandbox>>,
+    /// The id of the tool call being run (empty outside a call); tools that report progress of
+    /// their own (a sub-agent) tag it with this id.
+    pub call_id: String,
 }
 
 /// The environment policy of `shell`: secrets are removed from what commands inherit.
@@ -60,6 +63,7 @@ impl ToolContext {
             shell_default_timeout_ms: DEFAULT_SHELL_TIMEOUT_MS,
             shell_env: ShellEnv::default(),
             sandbox: None,
+            call_id: String::new(),
         }
     }
 

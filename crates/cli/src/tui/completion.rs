@@ -5,6 +5,7 @@
 use std::ops::Range;
 use std::path::Path;
 
+use lathe_protocol::UserCommand;
 use ratatui::text::{Line, Span};
 
 use super::input::InputEditor;
@@ -51,15 +52,16 @@ pub struct Completion {
 }
 
 impl Completion {
-    /// The completion for the editor's current text and cursor, if any applies.
-    pub fn for_input(input: &InputEditor, cwd: &Path) -> Option<Completion> {
+    /// The completion for the editor's current text and cursor, if any applies; slash names are
+    /// the built-in commands, then the session's commands and skills `user` (by name).
+    pub fn for_input(input: &InputEditor, cwd: &Path, user: &[UserCommand]) -> Option<Completion> {
         let text = input.text();
         let cursor = input.cursor();
         if let Some(name) = text.strip_prefix('/')
             && cursor == text.len()
             && !name.contains(char::is_whitespace)
         {
-            let candidates: Vec<Candidate> = slash::complete(name)
+            let mut candidates: Vec<Candidate> = slash::complete(name)
                 .into_iter()
                 .map(|command| Candidate {
                     label: format!("/{}", command.name),
@@ -71,6 +73,19 @@ impl Completion {
                     replacement: format!("/{}", command.name),
                 })
                 .collect();
+            let builtin = |wanted: &str| slash::COMMANDS.iter().any(|command| command.name == wanted);
+            candidates.extend(
+                user.iter().filter(|command| command.name.starts_with(name) && !builtin(&command.name)).map(
+                    |command| Candidate {
+                        label: format!("/{}", command.name),
+                        detail: match &command.argument_hint {
+                            Some(hint) => format!("{hint} — {}", command.description),
+                            None => command.description.clone(),
+                        },
+                        replacement: format!("/{}", command.name),
+                    },
+                ),
+            );
             return (!candidates.is_empty()).then_some(Completion {
                 kind: CompletionKind::Command,
                 range: 0..text.len(),

@@ -9,10 +9,10 @@ fn labels(completion: &Completion) -> Vec<String> {
 fn slash_names_complete_while_the_line_is_one_word() {
     let mut input = InputEditor::default();
     input.insert("/re");
-    let completion = Completion::for_input(&input, Path::new("/"));
+    let completion = Completion::for_input(&input, Path::new("/"), &[]);
     assert_eq!(completion.as_ref().map(labels), Some(vec!["/resume".to_string(), "/rewind".into()]));
     input.insert(" x");
-    assert_eq!(Completion::for_input(&input, Path::new("/")), None);
+    assert_eq!(Completion::for_input(&input, Path::new("/"), &[]), None);
 }
 
 #[test]
@@ -24,10 +24,10 @@ fn at_paths_list_matching_entries_one_level_at_a_time() {
     std::fs::write(dir.path().join(".hidden"), "").unwrap_or_else(|e| panic!("{e}"));
     let mut input = InputEditor::default();
     input.insert("look at @");
-    let completion = Completion::for_input(&input, dir.path());
+    let completion = Completion::for_input(&input, dir.path(), &[]);
     assert_eq!(completion.as_ref().map(labels), Some(vec!["README.md".to_string(), "src/".into()]));
     input.insert("src/");
-    let completion = Completion::for_input(&input, dir.path());
+    let completion = Completion::for_input(&input, dir.path(), &[]);
     assert_eq!(completion.as_ref().map(labels), Some(vec!["src/bin/".to_string(), "src/lib.rs".into()]));
     assert_eq!(completion.as_ref().map(|c| c.range.clone()), Some(8..13));
     assert_eq!(
@@ -35,5 +35,48 @@ fn at_paths_list_matching_entries_one_level_at_a_time() {
         Some("@src/bin/".to_string())
     );
     input.insert("nothing");
-    assert_eq!(Completion::for_input(&input, dir.path()), None);
+    assert_eq!(Completion::for_input(&input, dir.path(), &[]), None);
+}
+
+#[test]
+fn session_commands_and_skills_complete_after_the_built_in_ones() {
+    use lathe_protocol::{UserCommand, UserCommandKind};
+    let user = [
+        UserCommand {
+            name: "greet".into(),
+            description: "Say hello".into(),
+            argument_hint: Some("[name]".into()),
+            kind: UserCommandKind::Command,
+        },
+        UserCommand {
+            name: "frontend:lint".into(),
+            description: "Lint it".into(),
+            argument_hint: None,
+            kind: UserCommandKind::Command,
+        },
+        UserCommand {
+            name: "release-notes".into(),
+            description: "Writes release notes".into(),
+            argument_hint: None,
+            kind: UserCommandKind::Skill,
+        },
+    ];
+    let mut input = InputEditor::default();
+    input.insert("/re");
+    let completion = Completion::for_input(&input, Path::new("/"), &user);
+    assert_eq!(
+        completion.as_ref().map(labels),
+        Some(vec!["/resume".to_string(), "/rewind".into(), "/release-notes".into()])
+    );
+    let mut input = InputEditor::default();
+    input.insert("/g");
+    let completion = Completion::for_input(&input, Path::new("/"), &user);
+    assert_eq!(
+        completion.as_ref().map(|c| c.candidates[0].detail.clone()),
+        Some("[name] — Say hello".into())
+    );
+    let mut input = InputEditor::default();
+    input.insert("/frontend:");
+    let completion = Completion::for_input(&input, Path::new("/"), &user);
+    assert_eq!(completion.as_ref().map(labels), Some(vec!["/frontend:lint".to_string()]));
 }

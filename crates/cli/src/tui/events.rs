@@ -142,6 +142,10 @@ impl UiState {
                 self.finish_stream();
                 self.push_notice(NoticeKind::Warning, &message);
             }
+            AgentEvent::Subagent { parent_call_id, subagent_type, event, .. } => {
+                self.subagent_event(parent_call_id, subagent_type, *event)
+            }
+            AgentEvent::Commands { commands } => self.user_commands = commands,
             AgentEvent::Finished { cause, .. } => return self.finished(cause, now),
         }
         Vec::new()
@@ -164,6 +168,7 @@ impl UiState {
         }
         let state = CallState::Done { status: result.status, is_error: result.is_error };
         let mut rows = vec![cells::call_line(&call, state, Duration::from_millis(elapsed_ms), self.width)];
+        rows.extend(self.take_subagent_summary(&call.id, self.width));
         rows.extend(cells::result_rows(&call, &result, self.width));
         let _ = now;
         self.push_rows(rows);
@@ -187,6 +192,7 @@ impl UiState {
         }
         self.busy = None;
         self.calls.clear();
+        self.subagents.clear();
         match self.queued.pop_front() {
             Some(prompt) => self.send_prompt(prompt, now),
             None => Vec::new(),

@@ -1,6 +1,6 @@
 //! The texts of `/help`, `/cost` and `/status`.
 
-use lathe_protocol::RunStats;
+use lathe_protocol::{RunStats, UserCommand, UserCommandKind};
 use ratatui::text::{Line, Span};
 
 use super::slash::COMMANDS;
@@ -23,8 +23,9 @@ const KEYS: &[(&str, &str)] = &[
     ("ctrl+c twice, ctrl+d", "exit"),
 ];
 
-/// `/help`: the commands, then the keys.
-pub fn rows(width: usize) -> Vec<Line<'static>> {
+/// `/help`: the commands, the session's custom commands (`user`; its skills are under `/skills`),
+/// then the keys.
+pub fn rows(width: usize, user: &[UserCommand]) -> Vec<Line<'static>> {
     let mut rows = vec![Line::from(Span::styled("Commands", theme::key()))];
     let name_width = COMMANDS.iter().map(|c| c.name.len() + c.argument.len() + 2).max().unwrap_or(0);
     for command in COMMANDS {
@@ -34,6 +35,22 @@ pub fn rows(width: usize) -> Vec<Line<'static>> {
             format!("/{} {}", command.name, command.argument)
         };
         rows.extend(entry(&name, name_width, command.description, width));
+    }
+    let custom: Vec<(String, &str)> = user
+        .iter()
+        .filter(|command| command.kind == UserCommandKind::Command)
+        .map(|command| match &command.argument_hint {
+            Some(hint) => (format!("/{} {hint}", command.name), command.description.as_str()),
+            None => (format!("/{}", command.name), command.description.as_str()),
+        })
+        .collect();
+    if !custom.is_empty() {
+        rows.push(Line::default());
+        rows.push(Line::from(Span::styled("Custom commands", theme::key())));
+        let custom_width = custom.iter().map(|(name, _)| name.chars().count()).max().unwrap_or(0);
+        for (name, description) in &custom {
+            rows.extend(entry(name, custom_width, description, width));
+        }
     }
     rows.push(Line::default());
     rows.push(Line::from(Span::styled("Keys", theme::key())));

@@ -135,10 +135,15 @@ impl UiState {
                 if kind == CompletionKind::Command && key.code == KeyCode::Enter {
                     return Some(self.submit(now));
                 }
+                let user_argument = self
+                    .user_commands
+                    .iter()
+                    .any(|c| format!("/{}", c.name) == replacement && c.argument_hint.is_some());
                 if kind == CompletionKind::Command
-                    && slash::COMMANDS
-                        .iter()
-                        .any(|c| format!("/{}", c.name) == replacement && !c.argument.is_empty())
+                    && (user_argument
+                        || slash::COMMANDS
+                            .iter()
+                            .any(|c| format!("/{}", c.name) == replacement && !c.argument.is_empty()))
                 {
                     self.input.insert(" ");
                 }
@@ -150,7 +155,7 @@ impl UiState {
     }
 
     fn refresh_completion(&mut self) {
-        self.completion = Completion::for_input(&self.input, &self.cwd);
+        self.completion = Completion::for_input(&self.input, &self.cwd, &self.user_commands);
     }
 
     fn editor_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Action> {
@@ -253,8 +258,18 @@ impl UiState {
     }
 
     fn command(&mut self, line: &str, now: Instant) -> Vec<Action> {
+        let parsed = slash::parse_with(line, &self.user_commands);
+        if let Ok(SlashCommand::User { .. }) = parsed {
+            // The session expands it: sent (or queued) as the prompt it is.
+            if self.is_busy() {
+                self.queued.push_back(line.to_string());
+                self.flash("queued: sent when the current turn ends", now);
+                return Vec::new();
+            }
+            return self.send_prompt(line.to_string(), now);
+        }
         self.show_prompt(line);
-        let command = match slash::parse(line) {
+        let command = match parsed {
             Ok(command) => command,
             Err(error) => {
                 self.push_notice(NoticeKind::Warning, &error.to_string());
@@ -264,7 +279,7 @@ impl UiState {
         let busy = self.is_busy();
         match command {
             SlashCommand::Help => {
-                let rows = help::rows(self.width);
+                let rows = help::rows(self.width, &self.user_commands);
                 self.push_rows(rows);
                 Vec::new()
             }
@@ -321,6 +336,11 @@ impl UiState {
                 self.flash("compacting the conversation…", now);
                 vec![Action::Compact(focus)]
             }
+            SlashCommand::Skills => {
+                self.show_skills();
+                Vec::new()
+            }
+            SlashCommand::User { .. } => Vec::new(),
             SlashCommand::Quit => vec![Action::Quit],
         }
     }

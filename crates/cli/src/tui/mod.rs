@@ -11,6 +11,7 @@ mod completion;
 mod dialog;
 mod diff;
 mod events;
+mod extensions;
 mod guard;
 mod help;
 mod highlight;

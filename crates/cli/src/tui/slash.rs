@@ -1,6 +1,10 @@
 //! Slash commands: the table of commands (name, argument, one-line description), parsing of a
 //! typed line into a [`SlashCommand`], completion of a partly typed name, and the hint for an
-//! unknown one (which never reaches the model).
+//! unknown one (which never reaches the model). A name the session's custom commands or skills
+//! define ([`UserCommand`], from the `commands` event) parses as [`SlashCommand::User`]: the line
+//! goes to the session, which expands it. Built-in names win.
+
+use lathe_protocol::UserCommand;
 
 /// One command of the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +48,7 @@ pub const COMMANDS: &[CommandInfo] = &[
         argument: "[focus]",
         description: "summarize the conversation now to free context (optional focus for the summary)",
     },
+    CommandInfo { name: "skills", argument: "", description: "list the skills (/<skill-name> runs one)" },
     CommandInfo { name: "quit", argument: "", description: "exit (also /exit)" },
 ];
 
@@ -68,8 +73,15 @@ pub enum SlashCommand {
     Rewind,
     /// `/compact [focus]`
     Compact(Option<String>),
+    /// `/skills`
+    Skills,
     /// `/quit`, `/exit`
     Quit,
+    /// A custom command or a skill of the session: the whole line is sent to it.
+    User {
+        /// The command's name.
+        name: String,
+    },
 }
 
 /// A line starting with `/` that is not a command.
@@ -97,7 +109,7 @@ pub fn is_command(line: &str) -> bool {
     let Some(rest) = line.trim_start().strip_prefix('/') else { return false };
     let word = rest.split(char::is_whitespace).next().unwrap_or("");
     word.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '?')
-        && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '?')
+        && word.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '?' | '_' | ':' | '.'))
 }
 
 /// Parses a line for which [`is_command`] holds.
@@ -122,8 +134,20 @@ pub fn parse(line: &str) -> Result<SlashCommand, SlashError> {
         "resume" => Ok(SlashCommand::Resume(argument)),
         "rewind" => none(SlashCommand::Rewind, "rewind"),
         "compact" => Ok(SlashCommand::Compact(argument)),
+        "skills" => none(SlashCommand::Skills, "skills"),
         "quit" | "exit" => none(SlashCommand::Quit, "quit"),
         other => Err(SlashError::Unknown { name: other.to_string(), suggestion: closest(other) }),
+    }
+}
+
+/// Parses a line for which [`is_command`] holds, knowing the session's own commands `user`: an
+/// unknown built-in name that `user` defines is [`SlashCommand::User`].
+pub fn parse_with(line: &str, user: &[UserCommand]) -> Result<SlashCommand, SlashError> {
+    match parse(line) {
+        Err(SlashError::Unknown { name, .. }) if user.iter().any(|command| command.name == name) => {
+            Ok(SlashCommand::User { name })
+        }
+        other => other,
     }
 }
 

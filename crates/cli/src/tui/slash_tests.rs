@@ -42,3 +42,24 @@ fn completion_filters_by_prefix() {
     assert_eq!(names, vec!["model", "mode"]);
     assert_eq!(complete("").len(), COMMANDS.len());
 }
+
+#[test]
+fn session_commands_and_skills_parse_as_user_commands_and_built_ins_win() {
+    use lathe_protocol::{UserCommand, UserCommandKind};
+    let user = |name: &str| UserCommand {
+        name: name.into(),
+        description: String::new(),
+        argument_hint: None,
+        kind: UserCommandKind::Skill,
+    };
+    let user = [user("greet"), user("frontend:lint"), user("help")];
+    assert!(is_command("/frontend:lint src"));
+    assert_eq!(parse_with("/greet Bob", &user), Ok(SlashCommand::User { name: "greet".into() }));
+    assert_eq!(parse_with("/frontend:lint", &user), Ok(SlashCommand::User { name: "frontend:lint".into() }));
+    assert_eq!(parse_with("/help", &user), Ok(SlashCommand::Help));
+    assert_eq!(parse_with("/skills", &user), Ok(SlashCommand::Skills));
+    assert_eq!(
+        parse_with("/gret", &user),
+        Err(SlashError::Unknown { name: "gret".into(), suggestion: None })
+    );
+}

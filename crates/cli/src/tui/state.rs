@@ -12,12 +12,13 @@ use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use lathe_protocol::{AgentOp, RunStats, ToolCall, UserTurn};
+use lathe_protocol::{AgentOp, RunStats, ToolCall, UserCommand, UserTurn};
 use ratatui::text::Line;
 
 use super::cells::{self, NoticeKind};
 use super::completion::Completion;
 use super::dialog::PermissionDialog;
+use super::extensions::SubagentProgress;
 use super::input::InputEditor;
 use super::picker::{Picker, RewindConfirm};
 use super::stream::{MarkdownStream, Tone};
@@ -158,6 +159,10 @@ pub struct UiState {
     live_key: Option<(usize, usize, usize)>,
     /// Whether the last row handed to the scrollback was blank.
     last_flushed_blank: bool,
+    /// The session's `/name` commands besides the built-in ones (custom commands, skills).
+    pub user_commands: Vec<UserCommand>,
+    /// What the sub-agent of each running `task` call has done, by the call's id.
+    pub(super) subagents: HashMap<String, SubagentProgress>,
 }
 
 impl UiState {
@@ -192,6 +197,8 @@ impl UiState {
             live: Vec::new(),
             live_key: None,
             last_flushed_blank: true,
+            user_commands: Vec::new(),
+            subagents: HashMap::new(),
         }
     }
 
@@ -202,6 +209,7 @@ impl UiState {
         self.context_tokens = 0;
         self.calls.clear();
         self.running.clear();
+        self.subagents.clear();
         self.busy = None;
         self.dialog = None;
         self.queued.clear();

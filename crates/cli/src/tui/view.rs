@@ -108,6 +108,7 @@ pub fn viewport(state: &UiState, width: usize, max_height: usize, now: Instant) 
         let waiting = state.dialog.as_ref().is_some_and(|d| d.call.id == running.call.id);
         let call_state = if waiting { CallState::AwaitingPermission } else { CallState::Running { frame } };
         live.push(cells::call_line(&running.call, call_state, now.duration_since(running.started), width));
+        live.extend(state.subagent_row(&running.call.id, width));
     }
     if live.len() > room {
         live.drain(..live.len() - room);

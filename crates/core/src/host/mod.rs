@@ -28,6 +28,7 @@
 
 mod approver;
 mod config;
+mod extensions;
 mod flags;
 pub mod local;
 mod open;
@@ -45,6 +46,7 @@ pub use flags::{Flags, Interaction, SessionChoice};
 
 use crate::config::ConfigError;
 use crate::session::SessionSummary;
+use crate::subagent::task::{Parent, UsageMeter};
 use crate::{Agent, instructions, paths, prompt};
 
 /// A session could not start: something the user must fix (exit status 2 in the CLI). Reported
@@ -128,6 +130,9 @@ impl SessionBuilder {
         })
         .await;
         tracing::debug!("system prompt ready");
+        let found = extensions::discover(&config.workspace, &home);
+        let skills = found.skills.clone();
+        let (commands, command_warnings) = extensions::user_commands(&config.workspace, &home, &skills);
 
         let mut warnings = config.warnings.clone();
         warnings.extend(opened.warnings);
@@ -150,26 +155,48 @@ impl SessionBuilder {
         }
         let session_file = opened.writer.as_ref().map(|writer| writer.path().to_path_buf());
         let (mode_sender, modes) = watch::channel(config.permission_mode);
+        let (events, receiver) = mpsc::unbounded_channel();
+        let approver = match self.interaction {
+            Interaction::Interactive => Some(Arc::new(approver::ChannelApprover::new(events.clone()))),
+            Interaction::Headless => None,
+        };
+        let settings = config.agent_settings(&resolved);
+        let meter = Arc::new(UsageMeter::default());
+        let policy = permissions.policy;
+        let parent = |tools| Parent {
+            provider: resolved.provider.clone(),
+            settings: settings.clone(),
+            tools,
+            environment: prompt.system.get(1).cloned(),
+            policy: policy.clone(),
+            approver: approver.clone().map(|approver| approver as Arc<dyn crate::Approver>),
+            events: events.clone(),
+            transcripts: session_file
+                .as_ref()
+                .map(|_| config.sessions_dir.join(&opened.id).join("subagents")),
+            meter: meter.clone(),
+        };
+        let (tools, gate) = extensions::tools(found, ToolRegistry::builtin(), parent, &mut warnings);
         let mut agent = Agent::new(
             resolved.provider.clone(),
-            ToolRegistry::builtin(),
+            tools,
             ctx,
             prompt.system,
             opened.ledger,
             opened.writer,
-            config.agent_settings(&resolved),
+            settings,
         )
-        .with_policy(permissions.policy)
+        .with_policy(policy)
         .with_mode_watch(modes)
         .with_rules(prompt.rules)
-        .with_session_context(prompt.session_context);
+        .with_session_context(prompt.session_context)
+        .with_usage_meter(meter);
         if let Some(history) = opened.history {
             agent = agent.with_history(history);
         }
         record_start(&mut agent, &opened.id, &workspace_name, &resolved);
         agent.repair_pairing("the previous run ended before this call completed");
 
-        let (events, receiver) = mpsc::unbounded_channel();
         let (ops, op_receiver) = mpsc::unbounded_channel();
         let info = SessionInfo {
             id: opened.id,
@@ -178,14 +205,9 @@ impl SessionBuilder {
             workspace: config.workspace.clone(),
             session_file,
         };
-        let approver = match self.interaction {
-            Interaction::Interactive => {
-                let approver = Arc::new(approver::ChannelApprover::new(events.clone()));
-                agent = agent.with_approver(approver.clone());
-                Some(approver)
-            }
-            Interaction::Headless => None,
-        };
+        if let Some(approver) = &approver {
+            agent = agent.with_approver(approver.clone());
+        }
         let _ = events.send(AgentEvent::SessionStarted {
             session_id: info.id.clone(),
             model: info.model.clone(),
@@ -196,11 +218,14 @@ impl SessionBuilder {
             session_file: info.session_file.as_ref().map(|path| path.display().to_string()),
             resumed_turns: agent.user_turn(),
         });
+        warnings.extend(command_warnings);
         for message in warnings {
             let _ = events.send(AgentEvent::Warning { message });
         }
         agent.send_warnings(&events);
-        let runner = runner::Runner::new(agent, config, approver, mode_sender, events, op_receiver);
+        let _ = events.send(AgentEvent::Commands { commands });
+        let runner = runner::Runner::new(agent, config, approver, mode_sender, events, op_receiver)
+            .with_skills(skills, gate);
         let task = tokio::spawn(runner.run());
         Ok(SessionHandle { ops, events: receiver, info, task })
     }
@@ -239,7 +264,7 @@ pub fn list_sessions(flags: &Flags, home: Option<&Path>) -> Result<Vec<SessionSu
     Ok(crate::session::list(&paths::sessions_dir(&home, &workspace)))
 }
 
-fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)

@@ -6,14 +6,18 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use lathe_policy::PermissionMode;
-use lathe_protocol::{AgentEvent, AgentOp, UserMessage, UserOrigin};
+use lathe_protocol::{AgentEvent, AgentOp, Content, RunStats, StopCause, UserMessage, UserOrigin};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::approver::ChannelApprover;
 use super::config::Config;
 use crate::Agent;
+use crate::commands::{self, ExpandContext};
 use crate::context::CompactOutcome;
+use crate::skills::SkillSet;
+use crate::skills::gate::ToolGate;
+use crate::subagent::select_tools;
 
 /// Whether the session goes on after an op.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +34,8 @@ pub(crate) struct Runner {
     events: mpsc::UnboundedSender<AgentEvent>,
     ops: mpsc::UnboundedReceiver<AgentOp>,
     queued: VecDeque<AgentOp>,
+    skills: Arc<SkillSet>,
+    gate: Arc<ToolGate>,
 }
 
 impl Runner {
@@ -41,7 +47,25 @@ impl Runner {
         events: mpsc::UnboundedSender<AgentEvent>,
         ops: mpsc::UnboundedReceiver<AgentOp>,
     ) -> Runner {
-        Runner { agent, config, approver, modes, events, ops, queued: VecDeque::new() }
+        Runner {
+            agent,
+            config,
+            approver,
+            modes,
+            events,
+            ops,
+            queued: VecDeque::new(),
+            skills: Arc::new(SkillSet::default()),
+            gate: Arc::new(ToolGate::default()),
+        }
+    }
+
+    /// The skills `/<skill-name>` expands, and the gate of a loaded skill's `allowed-tools`
+    /// (opened at the end of every turn).
+    pub(crate) fn with_skills(mut self, skills: Arc<SkillSet>, gate: Arc<ToolGate>) -> Runner {
+        self.skills = skills;
+        self.gate = gate;
+        self
     }
 
     pub(crate) async fn run(mut self) {
@@ -68,9 +92,7 @@ impl Runner {
 
     async fn idle_op(&mut self, op: AgentOp) -> Flow {
         match op {
-            AgentOp::UserInput { content } => {
-                return self.turn(UserMessage { content, origin: UserOrigin::User }).await;
-            }
+            AgentOp::UserInput { content } => return self.user_input(content).await,
             AgentOp::Permission { call_id, .. } => {
                 self.warn(format!("no permission request is waiting for call {call_id}"));
             }
@@ -139,12 +161,73 @@ impl Runner {
         }
     }
 
+    /// Runs a user turn for `content`; a first text `/name args` naming a custom command or a skill
+    /// is expanded first ([`crate::commands`]), on the command's model when it names one, and with
+    /// only the tools its `allowed-tools` names (when it names any) for that turn.
+    async fn user_input(&mut self, mut content: Vec<Content>) -> Flow {
+        let command = match content.first() {
+            Some(Content::Text { text }) if text.trim_start().starts_with('/') => text.clone(),
+            _ => return self.turn(UserMessage { content, origin: UserOrigin::User }).await,
+        };
+        let ctx = ExpandContext {
+            workspace: self.config.workspace.clone(),
+            lathe_home: self.config.home.clone(),
+            skills: self.skills.clone(),
+            policy: self.agent.policy().clone(),
+            shell: self.agent.tools().get("shell"),
+            tool_ctx: self.agent.ctx.clone(),
+        };
+        let expansion = match commands::expand(&command, &ctx).await {
+            None => None,
+            Some(Ok(expansion)) => Some(expansion),
+            Some(Err(error)) => {
+                let message = format!("command not run: {error}");
+                let _ = self.events.send(AgentEvent::Finished {
+                    cause: StopCause::Error { kind: "command".into(), message },
+                    stats: RunStats::default(),
+                    final_text: String::new(),
+                });
+                return Flow::Continue;
+            }
+        };
+        let Some(expansion) = expansion else {
+            return self.turn(UserMessage { content, origin: UserOrigin::User }).await;
+        };
+        for message in &expansion.warnings {
+            self.warn(format!("/{}: {message}", expansion.name));
+        }
+        content[0] = Content::text(expansion.text);
+        let previous = self.agent.model().to_string();
+        let switched = match expansion.model {
+            Some(model) if model != previous => {
+                self.switch_model(&model, None);
+                true
+            }
+            Some(_) | None => false,
+        };
+        let saved = (!expansion.allowed_tools.is_empty()).then(|| {
+            let (tools, notes) = select_tools(self.agent.tools(), &expansion.allowed_tools, true);
+            for note in notes {
+                self.warn(format!("/{} allowed-tools: {note}", expansion.name));
+            }
+            self.agent.replace_tools(tools)
+        });
+        let flow = self.turn(UserMessage { content, origin: UserOrigin::User }).await;
+        if let Some(tools) = saved {
+            self.agent.replace_tools(tools);
+        }
+        if switched {
+            self.switch_model(&previous, None);
+        }
+        flow
+    }
+
     /// Runs one user turn, taking the ops that act during it.
     async fn turn(&mut self, input: UserMessage) -> Flow {
         let cancel = CancellationToken::new();
         let mut flow = Flow::Continue;
         let mut ops_open = true;
-        let Runner { agent, approver, modes, events, ops, queued, .. } = self;
+        let Runner { agent, approver, modes, events, ops, queued, gate, .. } = self;
         let stop = |approver: &Option<Arc<ChannelApprover>>| {
             cancel.cancel();
             if let Some(approver) = approver {
@@ -198,6 +281,8 @@ impl Runner {
                 },
             }
         }
+        // A skill the model loaded restricts the tools until the turn ends.
+        gate.clear();
         flow
     }
 }

@@ -1,5 +1,6 @@
 mod agent_loop;
 mod approvals;
 mod context;
+mod extensions;
 mod host;
 mod rewind;

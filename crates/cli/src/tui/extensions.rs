@@ -1,0 +1,120 @@
+//! The user's extensions in the UI: the `/skills` listing, and a sub-agent's progress under the
+//! `task` call that started it (a live row while it runs — its type, its tool calls so far and the
+//! one running now — and a summary row with the call once it is done).
+
+use lathe_protocol::{AgentEvent, ToolCall, UserCommand, UserCommandKind};
+use ratatui::text::{Line, Span};
+
+use super::cells::{self, NoticeKind};
+use super::state::UiState;
+use super::theme;
+use super::wrap::{sanitize, truncate};
+
+/// What a sub-agent has done so far, for the row under its parent call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubagentProgress {
+    /// The agent type (`explore`, a custom agent's name).
+    pub kind: String,
+    /// Tool calls it started.
+    pub tool_calls: u32,
+    /// Its latest tool call.
+    pub last: Option<ToolCall>,
+}
+
+impl UiState {
+    /// Applies one event of the sub-agent answering the `task` call `parent_call_id`.
+    pub(super) fn subagent_event(&mut self, parent_call_id: String, kind: String, event: AgentEvent) {
+        match event {
+            AgentEvent::ToolCallStarted { call } => {
+                let progress = self.subagents.entry(parent_call_id).or_insert_with(|| SubagentProgress {
+                    kind: kind.clone(),
+                    tool_calls: 0,
+                    last: None,
+                });
+                progress.tool_calls += 1;
+                progress.last = Some(call);
+            }
+            AgentEvent::Warning { message } => {
+                self.finish_stream();
+                self.push_notice(NoticeKind::Warning, &format!("{kind} sub-agent: {message}"));
+            }
+            AgentEvent::SessionStarted { .. }
+            | AgentEvent::TurnStarted { .. }
+            | AgentEvent::TextDelta { .. }
+            | AgentEvent::ThinkingDelta { .. }
+            | AgentEvent::AssistantMessage { .. }
+            | AgentEvent::PermissionRequest { .. }
+            | AgentEvent::ToolResult { .. }
+            | AgentEvent::Todos { .. }
+            | AgentEvent::Retry(_)
+            | AgentEvent::Usage { .. }
+            | AgentEvent::ContextPruned { .. }
+            | AgentEvent::Compacted { .. }
+            | AgentEvent::ModeChanged { .. }
+            | AgentEvent::ModelChanged { .. }
+            | AgentEvent::UserTurns { .. }
+            | AgentEvent::Rewound { .. }
+            | AgentEvent::Subagent { .. }
+            | AgentEvent::Commands { .. }
+            | AgentEvent::Finished { .. } => {}
+        }
+    }
+
+    /// The live row under the running call `call_id`, when a sub-agent works for it.
+    pub fn subagent_row(&self, call_id: &str, width: usize) -> Option<Line<'static>> {
+        let progress = self.subagents.get(call_id)?;
+        let mut text =
+            format!("{} · {} tool call{}", progress.kind, progress.tool_calls, plural(progress.tool_calls));
+        if let Some(call) = &progress.last {
+            text.push_str(&format!(" · {} {}", call.name, cells::argument_summary(call)));
+        }
+        Some(progress_line(&text, width))
+    }
+
+    /// The summary row for the finished call `call_id`, forgetting its sub-agent.
+    pub(super) fn take_subagent_summary(&mut self, call_id: &str, width: usize) -> Option<Line<'static>> {
+        let progress = self.subagents.remove(call_id)?;
+        let text =
+            format!("{} · {} tool call{}", progress.kind, progress.tool_calls, plural(progress.tool_calls));
+        Some(progress_line(&text, width))
+    }
+
+    /// Shows the session's skills (`/skills`).
+    pub(super) fn show_skills(&mut self) {
+        let text = skills_text(&self.user_commands);
+        self.push_notice(NoticeKind::Info, &text);
+    }
+}
+
+/// The `/skills` listing: one line per skill, `/<name> — description`.
+pub fn skills_text(commands: &[UserCommand]) -> String {
+    let skills: Vec<&UserCommand> =
+        commands.iter().filter(|command| command.kind == UserCommandKind::Skill).collect();
+    if skills.is_empty() {
+        return "No skills. A skill is a folder with a SKILL.md in .lathe/skills/, .claude/skills/ or \
+                ~/.lathe/skills/, ~/.claude/skills/."
+            .into();
+    }
+    let mut text = format!("Skills ({}; /<name> runs one, the model loads them by itself):", skills.len());
+    for skill in skills {
+        text.push_str(&format!("\n/{} — {}", skill.name, skill.description));
+    }
+    text
+}
+
+fn plural(count: u32) -> &'static str {
+    if count == 1 { "" } else { "s" }
+}
+
+fn progress_line(text: &str, width: usize) -> Line<'static> {
+    let prefix = "  ↳ ";
+    let room = width.saturating_sub(prefix.chars().count());
+    Line::from(vec![
+        Span::styled(prefix, theme::dim()),
+        Span::styled(truncate(&sanitize(text), room), theme::dim()),
+    ])
+}
+
+#[cfg(test)]
+#[path = "extensions_tests.rs"]
+mod tests;

@@ -1,0 +1,114 @@
+//! A skill's `allowed-tools` while the model works with it: once the `skill` tool has returned a skill
+//! that names `allowed-tools`, the session's other tools outside that list refuse to run until the
+//! user turn ends (the session host clears the gate then). Tools are refused before any permission
+//! prompt; the tool list sent to the model stays the same, so the prompt cache holds.
+
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use lathe_protocol::ToolSpec;
+use lathe_tools::{Access, DynTool, Effect, ToolContext, ToolError, ToolOutput, ToolRegistry};
+use serde_json::Value;
+
+use crate::subagent::lathe_tool_name;
+
+/// The `allowed-tools` of the skill in force, if any.
+#[derive(Debug, Default)]
+pub struct ToolGate {
+    active: Mutex<Option<Active>>,
+}
+
+#[derive(Debug, Clone)]
+struct Active {
+    skill: String,
+    written: Vec<String>,
+    allowed: Vec<&'static str>,
+}
+
+impl ToolGate {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Active>> {
+        self.active.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Puts the skill `skill` with `allowed_tools` (Claude's or Lathe's names) in force; an empty
+    /// list leaves the gate as it is.
+    pub fn activate(&self, skill: &str, allowed_tools: &[String]) {
+        if allowed_tools.is_empty() {
+            return;
+        }
+        let allowed = allowed_tools.iter().filter_map(|name| lathe_tool_name(name)).collect();
+        *self.lock() = Some(Active { skill: skill.to_string(), written: allowed_tools.to_vec(), allowed });
+    }
+
+    /// Lifts the restriction (at the end of a user turn).
+    pub fn clear(&self) {
+        *self.lock() = None;
+    }
+
+    /// Why `tool` may not run now, if it may not.
+    pub fn refusal(&self, tool: &str) -> Option<String> {
+        let active = self.lock();
+        let active = active.as_ref()?;
+        (!active.allowed.contains(&tool)).then(|| {
+            format!(
+                "{tool} is not in the allowed-tools of the skill `{}` ({}), which holds until this turn ends; \
+                 not run",
+                active.skill,
+                active.written.join(", ")
+            )
+        })
+    }
+
+    /// `tools` with every tool but `skill` behind this gate.
+    pub fn wrap(self: &Arc<Self>, tools: &ToolRegistry) -> ToolRegistry {
+        let mut gated = ToolRegistry::empty();
+        for name in tools.names() {
+            let Some(tool) = tools.get(&name) else { continue };
+            if name == "skill" {
+                gated.register(tool);
+            } else {
+                gated.register(Arc::new(GatedTool { inner: tool, gate: self.clone() }));
+            }
+        }
+        gated
+    }
+}
+
+/// A tool that refuses to run while a skill's `allowed-tools` leave it out.
+struct GatedTool {
+    inner: Arc<dyn DynTool>,
+    gate: Arc<ToolGate>,
+}
+
+impl DynTool for GatedTool {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn spec(&self) -> ToolSpec {
+        self.inner.spec()
+    }
+
+    fn effect(&self, args: &Value) -> Effect {
+        self.inner.effect(args)
+    }
+
+    fn summary(&self, args: &Value) -> String {
+        self.inner.summary(args)
+    }
+
+    /// Refuses (before any permission decision) while the gate leaves the tool out.
+    fn access(&self, args: &Value, ctx: &ToolContext) -> Result<Access, ToolError> {
+        match self.gate.refusal(self.inner.name()) {
+            Some(reason) => Err(ToolError::Failed(reason)),
+            None => self.inner.access(args, ctx),
+        }
+    }
+
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        match self.gate.refusal(self.inner.name()) {
+            Some(reason) => Box::pin(async move { Err(ToolError::Failed(reason)) }),
+            None => self.inner.call(args, ctx),
+        }
+    }
+}
