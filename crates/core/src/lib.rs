@@ -12,6 +12,7 @@ mod controls;
 pub mod context;
 pub mod exec;
 pub mod history;
+pub mod hooks;
 pub mod host;
 pub mod instructions;
 pub mod paths;
