@@ -15,6 +15,7 @@ pub mod history;
 pub mod hooks;
 pub mod host;
 pub mod instructions;
+pub mod mcp;
 pub mod paths;
 pub mod permissions;
 pub mod pricing;

@@ -42,8 +42,9 @@ pub struct McpOutput {
 /// Why a call produced no [`McpOutput`]. Each becomes a result the model can read.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum McpCallError {
-    /// The arguments do not match the server's schema; nothing was sent.
-    #[error("{0}")]
+    /// The arguments do not match the server's schema; nothing was sent. The message lists each
+    /// violation with its JSON pointer.
+    #[error("invalid arguments: {0}")]
     InvalidArguments(String),
     /// The call ran past its time limit and was cancelled.
     #[error("MCP server `{server}` did not answer {tool} within {} ms; the call was cancelled", timeout.as_millis())]
@@ -172,17 +173,12 @@ impl McpTool {
         if self.connection.is_closed() {
             return Err(self.gone("the connection is closed"));
         }
-        self.validate(&args).map_err(|message| {
-            McpCallError::InvalidArguments(format!("invalid arguments for {}: {message}", self.name))
-        })?;
+        self.validate(&args).map_err(McpCallError::InvalidArguments)?;
         let arguments = match args {
             Value::Object(map) => map,
             Value::Null => serde_json::Map::new(),
             other => {
-                return Err(McpCallError::InvalidArguments(format!(
-                    "invalid arguments for {}: expected a JSON object, got {other}",
-                    self.name
-                )));
+                return Err(McpCallError::InvalidArguments(format!("expected a JSON object, got {other}")));
             }
         };
         let params = CallToolRequestParams::new(self.remote_name.clone()).with_arguments(arguments);

@@ -180,6 +180,30 @@ impl Hooks {
         (Hooks::new(table, session), warnings)
     }
 
+    /// The hooks of a session in `project`, from every settings file of [`settings_files`].
+    pub fn for_session(
+        lathe_home: &std::path::Path,
+        project: &std::path::Path,
+        session_id: &str,
+        transcript_path: PathBuf,
+        mode: lathe_policy::PermissionMode,
+    ) -> (Hooks, Vec<String>) {
+        let permission_mode = match mode {
+            lathe_policy::PermissionMode::Default => "default",
+            lathe_policy::PermissionMode::AcceptEdits => "acceptEdits",
+            lathe_policy::PermissionMode::Plan => "plan",
+            lathe_policy::PermissionMode::DontAsk => "dontAsk",
+            lathe_policy::PermissionMode::Bypass => "bypassPermissions",
+        };
+        let session = HookSession {
+            session_id: session_id.to_string(),
+            transcript_path,
+            cwd: project.to_path_buf(),
+            permission_mode: permission_mode.to_string(),
+        };
+        Hooks::load(&settings_files(&claude_home(), lathe_home, project), session)
+    }
+
     /// Whether no hook is configured for `event`.
     pub fn is_empty(&self, event: HookEvent) -> bool {
         self.inner.0.is_empty(event)

@@ -2,9 +2,12 @@
 //! with (ARCHITECTURE.md §1).
 //!
 //! Flow: [`SessionBuilder::start`] resolves the configuration ([`Config::resolve`]: files,
-//! environment, the front end's [`Flags`]), builds the provider, opens or resumes the session
-//! (torn lines skipped with warnings, calls left without results answered, a model switch
-//! recorded), assembles the system prompt and the tools, and spawns the session task. The front
+//! environment, the front end's [`Flags`]), builds the provider, starts the MCP servers in the
+//! background ([`crate::mcp`]), opens or resumes the session (torn lines skipped with warnings,
+//! calls left without results answered, a model switch recorded), assembles the system prompt,
+//! collects the MCP servers' tools beside the built-in ones, loads the hooks ([`crate::hooks`],
+//! SessionStart runs here) and spawns the session task, which runs SessionEnd and stops the MCP
+//! servers when the session ends. The front
 //! end gets a [`SessionHandle`]: it sends [`AgentOp`]s and receives [`AgentEvent`]s, starting with
 //! `SessionStarted` and the warnings of the start. The task runs one user turn at a time
 //! ([`Agent::run`]); while a turn runs it still takes `Cancel`, `Permission`, `SetMode` and `Quit`
@@ -44,6 +47,7 @@ pub use config::{Config, DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_MAX_TURNS, ResolvedP
 pub use flags::{Flags, Interaction, SessionChoice};
 
 use crate::config::ConfigError;
+use crate::hooks::Hooks;
 use crate::session::SessionSummary;
 use crate::{Agent, instructions, paths, prompt};
 
@@ -117,6 +121,10 @@ impl SessionBuilder {
         let home = self.home.clone().unwrap_or_else(paths::lathe_home);
         let config = Config::resolve(&self.flags, &home)?;
         let resolved = config.build_provider(None, None)?;
+        // MCP servers start now, in the background, while the session file and the system prompt
+        // are prepared; their tools are collected just before the agent is built.
+        let mcp = crate::mcp::start(&home, &config.workspace, &self.flags.mcp_config, &config.layer)
+            .map_err(|error| StartError::Usage(error.to_string()))?;
         let workspace_name = config.workspace.display().to_string();
         let opened = open::open(&config.sessions_dir, &self.flags.session, &workspace_name)?;
         tracing::debug!("provider and session file ready");
@@ -149,10 +157,23 @@ impl SessionBuilder {
             ctx.shell_default_timeout_ms = timeout;
         }
         let session_file = opened.writer.as_ref().map(|writer| writer.path().to_path_buf());
+        let mut tools = ToolRegistry::builtin();
+        let mcp = mcp.finish().await;
+        tracing::debug!("MCP servers ready");
+        warnings.extend(mcp.warnings().iter().cloned());
+        crate::mcp::register(&mut tools, &mcp);
+        let (hooks, hook_warnings) = Hooks::for_session(
+            &home,
+            &config.workspace,
+            &opened.id,
+            session_file.clone().unwrap_or_default(),
+            config.permission_mode,
+        );
+        warnings.extend(hook_warnings);
         let (mode_sender, modes) = watch::channel(config.permission_mode);
         let mut agent = Agent::new(
             resolved.provider.clone(),
-            ToolRegistry::builtin(),
+            tools,
             ctx,
             prompt.system,
             opened.ledger,
@@ -162,12 +183,18 @@ impl SessionBuilder {
         .with_policy(permissions.policy)
         .with_mode_watch(modes)
         .with_rules(prompt.rules)
-        .with_session_context(prompt.session_context);
+        .with_session_context(prompt.session_context)
+        .with_hooks(hooks);
         if let Some(history) = opened.history {
             agent = agent.with_history(history);
         }
         record_start(&mut agent, &opened.id, &workspace_name, &resolved);
         agent.repair_pairing("the previous run ended before this call completed");
+        let source = match self.flags.session {
+            SessionChoice::New => "startup",
+            SessionChoice::Continue | SessionChoice::Resume(_) => "resume",
+        };
+        warnings.extend(agent.session_start(source).await);
 
         let (events, receiver) = mpsc::unbounded_channel();
         let (ops, op_receiver) = mpsc::unbounded_channel();
@@ -200,7 +227,7 @@ impl SessionBuilder {
             let _ = events.send(AgentEvent::Warning { message });
         }
         agent.send_warnings(&events);
-        let runner = runner::Runner::new(agent, config, approver, mode_sender, events, op_receiver);
+        let runner = runner::Runner::new(agent, config, approver, mode_sender, events, op_receiver, mcp);
         let task = tokio::spawn(runner.run());
         Ok(SessionHandle { ops, events: receiver, info, task })
     }

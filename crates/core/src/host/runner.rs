@@ -1,6 +1,7 @@
 //! The session task: takes ops one at a time and runs user turns. While a turn runs, `Cancel`,
 //! `Permission`, `SetMode` and `Quit` act at once; `UserInput`, `SetModel` and `ListTurns` wait
-//! for the turn's end, in order; `Rewind` is refused (the front end cancels first).
+//! for the turn's end, in order; `Rewind` is refused (the front end cancels first). When the session
+//! ends, SessionEnd hooks run and the MCP servers are stopped before the event stream closes.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -30,6 +31,7 @@ pub(crate) struct Runner {
     events: mpsc::UnboundedSender<AgentEvent>,
     ops: mpsc::UnboundedReceiver<AgentOp>,
     queued: VecDeque<AgentOp>,
+    mcp: lathe_mcp::McpServers,
 }
 
 impl Runner {
@@ -40,8 +42,9 @@ impl Runner {
         modes: watch::Sender<PermissionMode>,
         events: mpsc::UnboundedSender<AgentEvent>,
         ops: mpsc::UnboundedReceiver<AgentOp>,
+        mcp: lathe_mcp::McpServers,
     ) -> Runner {
-        Runner { agent, config, approver, modes, events, ops, queued: VecDeque::new() }
+        Runner { agent, config, approver, modes, events, ops, queued: VecDeque::new(), mcp }
     }
 
     pub(crate) async fn run(mut self) {
@@ -60,6 +63,10 @@ impl Runner {
         }
         self.agent.sync();
         self.agent.send_warnings(&self.events);
+        for message in self.agent.session_end("other").await {
+            self.warn(message);
+        }
+        self.mcp.shutdown().await;
     }
 
     fn warn(&self, message: String) {
