@@ -1,5 +1,6 @@
 mod agent_loop;
 mod approvals;
 mod context;
+mod hooks;
 mod host;
 mod rewind;
