@@ -137,7 +137,7 @@ async fn a_mutating_mcp_tool_asks_in_default_mode_and_runs_under_yolo() {
 #[tokio::test]
 async fn servers_that_are_missing_exit_at_once_or_hang_leave_the_session_working() {
     let env = env();
-    env.config("[mcp]\nstartup_timeout_ms = 2000");
+    // The default limit (10 s): a shorter one would fail server-everything on a loaded machine.
     let config = mcp_file(
         &env,
         json!({
@@ -170,7 +170,7 @@ async fn servers_that_are_missing_exit_at_once_or_hang_leave_the_session_working
         "{warnings:#?}"
     );
     assert!(
-        warnings[2].contains("`hangs` failed to start: did not finish starting within 2000 ms"),
+        warnings[2].contains("`hangs` failed to start: did not finish starting within 10000 ms"),
         "{warnings:#?}"
     );
     assert!(tool_result_text(&server.requests()[1].body).contains("Echo: alive"));
