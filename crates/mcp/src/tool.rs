@@ -228,3 +228,17 @@ impl McpTool {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_names_follow_the_providers_rules() {
+        assert_eq!(tool_name("everything", "get-sum"), "mcp__everything__get-sum");
+        assert_eq!(tool_name("my server", "do.it/now"), "mcp__my_server__do_it_now");
+        let long = tool_name("a-very-long-server-name", &"x".repeat(80));
+        assert_eq!(long.chars().count(), MAX_TOOL_NAME_CHARS);
+        assert!(long.starts_with("mcp__a-very-long-server-name__xxx"));
+    }
+}
