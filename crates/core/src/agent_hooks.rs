@@ -2,7 +2,7 @@
 //! plus context from SessionStart), the model ending its turn (Stop), and the session's start and
 //! end. Tool-call hooks run in [`crate::exec`].
 
-use lathe_protocol::{AgentEvent, Content, LedgerItem, StopCause, UserMessage};
+use lathe_protocol::{AgentEvent, CompactionTrigger, Content, LedgerItem, StopCause, UserMessage};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -39,6 +39,31 @@ impl Agent {
             return Vec::new();
         }
         self.hooks.session_end(reason).await.messages
+    }
+
+    /// PreCompact hooks before a compaction (matcher `manual` for `/compact`, `auto` for automatic
+    /// and overflow compactions; `custom_instructions` is the `/compact` focus). They cannot stop
+    /// the compaction: their messages are shown to the user.
+    pub(crate) async fn pre_compact(
+        &self,
+        trigger: CompactionTrigger,
+        focus: Option<&str>,
+        events: &mpsc::UnboundedSender<AgentEvent>,
+    ) {
+        if self.hooks.is_empty(HookEvent::PreCompact) {
+            return;
+        }
+        let trigger = match trigger {
+            CompactionTrigger::Manual => "manual",
+            CompactionTrigger::Auto | CompactionTrigger::Overflow => "auto",
+        };
+        let verdict = self.hooks.pre_compact(trigger, focus.unwrap_or("")).await;
+        warn(events, &verdict);
+        if let Some(reason) = verdict.block.or(verdict.stop) {
+            let _ = events.send(AgentEvent::Warning {
+                message: format!("a PreCompact hook cannot stop a compaction; it goes on ({reason})"),
+            });
+        }
     }
 
     /// UserPromptSubmit, then appends the session context (before the session's first user

@@ -114,3 +114,71 @@ async fn a_pre_tool_use_ask_reaches_the_approver_even_in_bypass_mode() {
     let asked = run(PermissionMode::Bypass, hooks, dir.path()).await;
     assert_eq!(asked, vec!["a PreToolUse hook asks: shell needs a look".to_string()]);
 }
+
+#[tokio::test]
+async fn pre_compact_hooks_run_before_a_compaction_with_its_trigger_and_focus() {
+    use lathe_core::context::SUMMARY_REQUEST_MARKER;
+    use lathe_core::host::{Flags, SessionBuilder, SessionChoice, SessionHandle};
+    use lathe_protocol::{AgentEvent, AgentOp, Content};
+
+    use super::context::{SUMMARY, TASK, seed_files};
+
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (home, workspace) = (tmp.path().join("home"), tmp.path().join("ws"));
+    std::fs::create_dir_all(&home).expect("home");
+    seed_files(&workspace, 3);
+    std::fs::write(home.join("config.toml"), "[retry]\nmax_retries = 0\n").expect("config");
+    // The manual hook records its input; the auto one must not run for `/compact`.
+    let hooks = json!({"hooks": {"PreCompact": [
+        {"matcher": "manual", "hooks": [{"type": "command", "command": "cat > pre-compact.json"}]},
+        {"matcher": "auto", "hooks": [{"type": "command", "command": "touch auto-ran"}]}
+    ]}});
+    std::fs::write(home.join("settings.json"), hooks.to_string()).expect("settings");
+    let read = |i: usize| {
+        json!({"tool_calls": [{"id": format!("call_{i}"), "name": "read_file",
+                               "arguments": {"path": format!("src/f{i:03}.txt")}}]})
+    };
+    let server = MockServer::start(Mode::Scripted(
+        Script::from_json(
+            &json!({
+                "side_replies": [{"when_last_user_contains": SUMMARY_REQUEST_MARKER, "text": SUMMARY}],
+                "turns": [read(0), read(1), read(2), {"text": "read them"}]
+            })
+            .to_string(),
+        )
+        .expect("script"),
+    ))
+    .await
+    .expect("mock");
+    let flags = Flags {
+        dir: Some(workspace.clone()),
+        provider: Some("anthropic".into()),
+        base_url: Some(server.url()),
+        session: SessionChoice::New,
+        ..Flags::default()
+    };
+    let mut session = SessionBuilder::new(flags).home(home.clone()).start().await.expect("session");
+    let wait = async |session: &mut SessionHandle, stop: fn(&AgentEvent) -> bool| loop {
+        let event = tokio::time::timeout(std::time::Duration::from_secs(20), session.events.recv())
+            .await
+            .expect("an event within 20 s")
+            .expect("open");
+        if stop(&event) {
+            return;
+        }
+    };
+    session.ops.send(AgentOp::UserInput { content: vec![Content::text(TASK)] }).expect("op");
+    wait(&mut session, |event| matches!(event, AgentEvent::Finished { .. })).await;
+    assert!(!workspace.join("pre-compact.json").exists(), "no compaction yet");
+    session.ops.send(AgentOp::Compact { focus: Some("the checksum lines".into()) }).expect("op");
+    wait(&mut session, |event| matches!(event, AgentEvent::Compacted { .. })).await;
+    let input: Value = serde_json::from_str(
+        &std::fs::read_to_string(workspace.join("pre-compact.json")).expect("the hook ran before the compaction"),
+    )
+    .expect("json");
+    assert_eq!(input["hook_event_name"], "PreCompact");
+    assert_eq!(input["trigger"], "manual");
+    assert_eq!(input["custom_instructions"], "the checksum lines");
+    assert!(!workspace.join("auto-ran").exists(), "the auto matcher does not match a manual compaction");
+    session.ops.send(AgentOp::Quit).expect("quit");
+}
