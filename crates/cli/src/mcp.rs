@@ -1,7 +1,8 @@
-//! `lathe mcp list` and `lathe mcp approve`: the MCP servers of the current project.
+//! `lathe mcp list` and `lathe mcp approve`: the MCP servers of the current project; [`lines`] is
+//! also what `/mcp` shows in the terminal UI.
 
 use lathe_core::host::Config;
-use lathe_core::mcp::{ServerStatus, SkipReason, approvals};
+use lathe_core::mcp::{ServerReport, ServerStatus, SkipReason, approvals};
 
 use crate::args::{Cli, EXIT_FAILED, EXIT_OK, EXIT_USAGE, McpAction};
 
@@ -26,19 +27,10 @@ pub async fn command(cli: &Cli, action: &McpAction) -> u8 {
             };
             let servers = startup.finish().await;
             if servers.reports().is_empty() {
-                println!("no MCP servers configured (~/.lathe/mcp.json, .mcp.json, --mcp-config)");
+                println!("{NONE_CONFIGURED}");
             }
-            for report in servers.reports() {
-                let status = match &report.status {
-                    ServerStatus::Connected { tools } => format!("connected · {tools} tools"),
-                    ServerStatus::Failed(error) => format!("failed · {error}"),
-                    ServerStatus::Skipped(SkipReason::NeedsApproval) => {
-                        "needs approval · run `lathe mcp approve` to start it".to_string()
-                    }
-                    ServerStatus::Skipped(SkipReason::Invalid(reason)) => format!("invalid · {reason}"),
-                };
-                let transport = if report.transport.is_empty() { "-" } else { report.transport };
-                println!("{:<20} {:<6} {:<8} {status}", report.name, transport, report.scope.as_str());
+            for line in lines(servers.reports()) {
+                println!("{line}");
             }
             for warning in servers.warnings() {
                 eprintln!("lathe: warning: {warning}");
@@ -85,4 +77,26 @@ pub async fn command(cli: &Cli, action: &McpAction) -> u8 {
             }
         }
     }
+}
+
+/// What `lathe mcp list` and `/mcp` say when no server is configured.
+pub const NONE_CONFIGURED: &str = "no MCP servers configured (~/.lathe/mcp.json, .mcp.json, --mcp-config)";
+
+/// One line per server: name, transport, scope, status (with the tool count of a connected server).
+pub fn lines(reports: &[ServerReport]) -> Vec<String> {
+    reports
+        .iter()
+        .map(|report| {
+            let status = match &report.status {
+                ServerStatus::Connected { tools } => format!("connected · {tools} tools"),
+                ServerStatus::Failed(error) => format!("failed · {error}"),
+                ServerStatus::Skipped(SkipReason::NeedsApproval) => {
+                    "needs approval · run `lathe mcp approve` to start it".to_string()
+                }
+                ServerStatus::Skipped(SkipReason::Invalid(reason)) => format!("invalid · {reason}"),
+            };
+            let transport = if report.transport.is_empty() { "-" } else { report.transport };
+            format!("{:<20} {:<6} {:<8} {status}", report.name, transport, report.scope.as_str())
+        })
+        .collect()
 }

@@ -44,6 +44,7 @@ pub const COMMANDS: &[CommandInfo] = &[
         argument: "[focus]",
         description: "summarize the conversation now to free context (optional focus for the summary)",
     },
+    CommandInfo { name: "mcp", argument: "", description: "MCP servers: status and tool count" },
     CommandInfo { name: "quit", argument: "", description: "exit (also /exit)" },
 ];
 
@@ -68,6 +69,8 @@ pub enum SlashCommand {
     Rewind,
     /// `/compact [focus]`
     Compact(Option<String>),
+    /// `/mcp`
+    Mcp,
     /// `/quit`, `/exit`
     Quit,
 }
@@ -122,6 +125,7 @@ pub fn parse(line: &str) -> Result<SlashCommand, SlashError> {
         "resume" => Ok(SlashCommand::Resume(argument)),
         "rewind" => none(SlashCommand::Rewind, "rewind"),
         "compact" => Ok(SlashCommand::Compact(argument)),
+        "mcp" => none(SlashCommand::Mcp, "mcp"),
         "quit" | "exit" => none(SlashCommand::Quit, "quit"),
         other => Err(SlashError::Unknown { name: other.to_string(), suggestion: closest(other) }),
     }

@@ -76,6 +76,8 @@ pub struct SessionInfo {
     pub workspace: PathBuf,
     /// The session file, `None` when nothing is saved.
     pub session_file: Option<PathBuf>,
+    /// Each configured MCP server, its status and tool count (what `/mcp` shows).
+    pub mcp_servers: Vec<crate::mcp::ServerReport>,
 }
 
 /// A running session: send ops, receive events.
@@ -204,6 +206,7 @@ impl SessionBuilder {
             provider: resolved.label.clone(),
             workspace: config.workspace.clone(),
             session_file,
+            mcp_servers: mcp.reports().to_vec(),
         };
         let approver = match self.interaction {
             Interaction::Interactive => {
