@@ -135,6 +135,55 @@ async fn a_mutating_mcp_tool_asks_in_default_mode_and_runs_under_yolo() {
 }
 
 #[tokio::test]
+async fn allow_and_deny_rules_name_mcp_servers_and_tools() {
+    let env = env();
+    let fs =
+        json!({"command": npm_bin("mcp-server-filesystem"), "args": [env.workspace.display().to_string()]});
+    let config = mcp_file(&env, json!({"fs": fs}));
+    let target = env.workspace.join("note.txt");
+    let write = call(
+        "c1",
+        "mcp__fs__write_file",
+        json!({"path": target.display().to_string(), "content": "allowed by a rule"}),
+    );
+    let mkdir = call(
+        "c2",
+        "mcp__fs__create_directory",
+        json!({"path": env.workspace.join("made").display().to_string()}),
+    );
+    let run = async |permissions: Value| {
+        env.write_json("ws/.lathe/settings.json", &json!({"permissions": permissions}));
+        let _ = std::fs::remove_file(&target);
+        let server = scripted(json!([write.clone(), mkdir.clone(), {"text": "done"}])).await;
+        let out = output(lathe(
+            &env,
+            &server.url(),
+            &["-p", "write", "--mcp-config", &config, "--output-format", "stream-json"],
+        ))
+        .await;
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        tool_results(&json_lines(&out))
+    };
+
+    // A rule naming one tool allows that tool only; the other still asks (headless: denied).
+    let results = run(json!({"allow": ["mcp__fs__write_file"]})).await;
+    assert_eq!(results[0]["status"], "completed", "{results:?}");
+    assert!(results[0]["decision"].as_str().is_some_and(|d| d.contains("mcp__fs__write_file")), "{results:?}");
+    assert_eq!(std::fs::read_to_string(&target).expect("written"), "allowed by a rule");
+    assert_eq!(results[1]["status"], "denied", "{results:?}");
+    assert!(results[1]["output"].as_str().is_some_and(|o| o.contains("permission denied")), "{results:?}");
+    assert!(!env.workspace.join("made").exists());
+
+    // A rule naming the server allows all its tools; a deny rule for one tool still wins.
+    let results = run(json!({"allow": ["mcp__fs"], "deny": ["mcp__fs__create_directory"]})).await;
+    assert_eq!(results[0]["status"], "completed", "{results:?}");
+    assert_eq!(std::fs::read_to_string(&target).expect("written"), "allowed by a rule");
+    assert_eq!(results[1]["status"], "denied", "{results:?}");
+    assert!(results[1]["output"].as_str().is_some_and(|o| o.contains("is denied by")), "{results:?}");
+    assert!(!env.workspace.join("made").exists());
+}
+
+#[tokio::test]
 async fn servers_that_are_missing_exit_at_once_or_hang_leave_the_session_working() {
     let env = env();
     // The default limit (10 s): a shorter one would fail server-everything on a loaded machine.
