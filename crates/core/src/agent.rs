@@ -20,9 +20,9 @@ use std::time::Instant;
 use futures::StreamExt;
 use lathe_policy::{PermissionMode, Policy};
 use lathe_protocol::{
-    Accumulator, AgentEvent, AssistantMessage, Content, ContextUsage, LedgerItem, ModelEvent,
-    ModelRequest, ProviderError, RunStats, StopCause, StopReason, SystemBlock, ThinkingFormat, Usage,
-    UserMessage, conversation,
+    Accumulator, AgentEvent, AssistantMessage, Content, ContextUsage, LedgerItem, ModelEvent, ModelRequest,
+    ProviderError, RunStats, StopCause, StopReason, SystemBlock, ThinkingFormat, Usage, UserMessage,
+    conversation,
 };
 use lathe_provider::Provider;
 use lathe_provider::catalog::{ModelInfo, estimate_cost};

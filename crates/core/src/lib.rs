@@ -8,8 +8,8 @@
 
 pub mod agent;
 pub mod config;
-mod controls;
 pub mod context;
+mod controls;
 pub mod exec;
 pub mod history;
 pub mod hooks;

@@ -4,7 +4,9 @@
 
 use std::time::{Duration, Instant};
 
-use lathe_protocol::{AgentEvent, CompactionTrigger, FileRewind, RewindAction, StopCause, ToolCall, ToolResult, ToolStatus};
+use lathe_protocol::{
+    AgentEvent, CompactionTrigger, FileRewind, RewindAction, StopCause, ToolCall, ToolResult, ToolStatus,
+};
 
 use super::cells::{self, CallState, NoticeKind};
 use super::dialog::PermissionDialog;
@@ -116,7 +118,14 @@ impl UiState {
                 self.finish_stream();
                 self.push_notice(NoticeKind::Info, &text);
             }
-            AgentEvent::Compacted { trigger, tokens_before, tokens_after, summarized_items, kept_items, .. } => {
+            AgentEvent::Compacted {
+                trigger,
+                tokens_before,
+                tokens_after,
+                summarized_items,
+                kept_items,
+                ..
+            } => {
                 let trigger = match trigger {
                     CompactionTrigger::Auto => "the context window was nearly full",
                     CompactionTrigger::Overflow => "the provider said the prompt was too long",

@@ -129,7 +129,9 @@ fn mcp_command_lists_each_server_with_its_status_and_tool_count() {
     use lathe_core::mcp::{Scope, ServerReport, ServerStatus, SkipReason};
     let text = |state: &mut UiState| -> String {
         let rows = state.take_history();
-        rows.iter().map(|row| row.spans.iter().map(|s| s.content.to_string()).collect::<String>() + "\n").collect()
+        rows.iter()
+            .map(|row| row.spans.iter().map(|s| s.content.to_string()).collect::<String>() + "\n")
+            .collect()
     };
     let mut state = UiState::new(120, super::super::test_screen::session(), Vec::new(), std::env::temp_dir());
     let now = Instant::now();
@@ -137,7 +139,8 @@ fn mcp_command_lists_each_server_with_its_status_and_tool_count() {
     assert_eq!(state.submit(now), vec![Action::Remember("/mcp".into())]);
     assert!(text(&mut state).contains("no MCP servers configured"));
 
-    let report = |name: &str, scope, transport, status| ServerReport { name: name.into(), scope, transport, status };
+    let report =
+        |name: &str, scope, transport, status| ServerReport { name: name.into(), scope, transport, status };
     state.session.mcp_servers = crate::mcp::lines(&[
         report("everything", Scope::User, "stdio", ServerStatus::Connected { tools: 11 }),
         report("web", Scope::Flag, "http", ServerStatus::Failed("connection refused".into())),

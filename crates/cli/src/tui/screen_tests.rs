@@ -4,9 +4,8 @@
 
 use crossterm::event::{KeyCode, KeyModifiers};
 use lathe_protocol::{
-    ContextUsage,
-    AgentEvent, AgentOp, AssistantMessage, Content, PermissionAnswer, Receipt, RunStats, StopCause,
-    StopReason, ToolCall, ToolResult, ToolStatus, Usage,
+    AgentEvent, AgentOp, AssistantMessage, Content, ContextUsage, PermissionAnswer, Receipt, RunStats,
+    StopCause, StopReason, ToolCall, ToolResult, ToolStatus, Usage,
 };
 use pretty_assertions::assert_eq;
 use ratatui::style::Color;

@@ -9,7 +9,10 @@ fn commands_parse_with_and_without_arguments() {
     assert_eq!(parse("/exit"), Ok(SlashCommand::Quit));
     assert_eq!(parse("/mcp"), Ok(SlashCommand::Mcp));
     assert_eq!(parse("/compact"), Ok(SlashCommand::Compact(None)));
-    assert_eq!(parse("/compact keep the API names"), Ok(SlashCommand::Compact(Some("keep the API names".into()))));
+    assert_eq!(
+        parse("/compact keep the API names"),
+        Ok(SlashCommand::Compact(Some("keep the API names".into())))
+    );
     assert_eq!(parse("/cost now"), Err(SlashError::UnexpectedArgument { name: "cost" }));
 }
 

@@ -168,7 +168,10 @@ async fn allow_and_deny_rules_name_mcp_servers_and_tools() {
     // A rule naming one tool allows that tool only; the other still asks (headless: denied).
     let results = run(json!({"allow": ["mcp__fs__write_file"]})).await;
     assert_eq!(results[0]["status"], "completed", "{results:?}");
-    assert!(results[0]["decision"].as_str().is_some_and(|d| d.contains("mcp__fs__write_file")), "{results:?}");
+    assert!(
+        results[0]["decision"].as_str().is_some_and(|d| d.contains("mcp__fs__write_file")),
+        "{results:?}"
+    );
     assert_eq!(std::fs::read_to_string(&target).expect("written"), "allowed by a rule");
     assert_eq!(results[1]["status"], "denied", "{results:?}");
     assert!(results[1]["output"].as_str().is_some_and(|o| o.contains("permission denied")), "{results:?}");

@@ -173,7 +173,8 @@ async fn pre_compact_hooks_run_before_a_compaction_with_its_trigger_and_focus() 
     session.ops.send(AgentOp::Compact { focus: Some("the checksum lines".into()) }).expect("op");
     wait(&mut session, |event| matches!(event, AgentEvent::Compacted { .. })).await;
     let input: Value = serde_json::from_str(
-        &std::fs::read_to_string(workspace.join("pre-compact.json")).expect("the hook ran before the compaction"),
+        &std::fs::read_to_string(workspace.join("pre-compact.json"))
+            .expect("the hook ran before the compaction"),
     )
     .expect("json");
     assert_eq!(input["hook_event_name"], "PreCompact");

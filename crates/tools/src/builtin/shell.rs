@@ -134,10 +134,7 @@ async fn run_command(
     let (reader, writer) = std::io::pipe().map_err(spawn_err)?;
     let writer_err = writer.try_clone().map_err(spawn_err)?;
     let mut cmd = super::shell_env::command(command, cwd, ctx);
-    cmd.stdin(Stdio::null())
-        .stdout(writer)
-        .stderr(writer_err)
-        .kill_on_drop(true);
+    cmd.stdin(Stdio::null()).stdout(writer).stderr(writer_err).kill_on_drop(true);
     // SAFETY: `setsid` is async-signal-safe and touches no memory of the parent; it runs in the
     // forked child before exec. It cannot fail there: a freshly forked child is never a process
     // group leader.
