@@ -3,9 +3,11 @@
 # (llama.cpp is built by cmake; its Rust bindings are generated with libclang), bubblewrap (the OS
 # sandbox of shell commands, exercised by the sandbox tests), tmux (the terminal UI's end-to-end tests
 # drive the real binary in a tmux pane), and the commands the tests drive: git, and `script`
-# (util-linux, Debian package bsdutils), which gives lathe a real terminal. A no-op when they are
-# already there.
+# (util-linux, Debian package bsdutils), which gives lathe a real terminal. Then runs
+# scripts/install-test-deps.sh (Node.js and the MCP servers the MCP tests run against). A no-op when
+# they are already there.
 set -euo pipefail
+here="$(dirname "$0")"
 
 missing=()
 for package in cmake libclang-dev bubblewrap tmux; do
@@ -18,13 +20,15 @@ for package in cmake libclang-dev bubblewrap tmux; do
 done
 command -v git >/dev/null 2>&1 || missing+=(git)
 command -v script >/dev/null 2>&1 || missing+=(bsdutils)
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null 2>&1 || { echo "install-build-deps: need root (or sudo) to install ${missing[*]}" >&2; exit 1; }
-  sudo="sudo"
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 || { echo "install-build-deps: need root (or sudo) to install ${missing[*]}" >&2; exit 1; }
+    sudo="sudo"
+  fi
+  echo "install-build-deps: installing ${missing[*]} (apt-get)" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-echo "install-build-deps: installing ${missing[*]} (apt-get)" >&2
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+
+"$here/install-test-deps.sh"

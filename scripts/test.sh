@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of Lathe (CI runs exactly this through .ci/run):
-#   1. installs the build dependencies of the local model (cmake, libclang-dev) when missing;
+#   1. installs the build dependencies (cmake and libclang-dev for the local model, bubblewrap, tmux, …)
+#      when missing, and the MCP servers the MCP tests run against (npm, into .test-deps/);
 #   2. builds the workspace with every feature, the local model included;
 #   3. fetches the pinned local model with Lathe's own fetcher (hash-checked; a no-op when cached);
 #   4. runs the whole test suite, then fmt and clippy.

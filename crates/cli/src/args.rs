@@ -22,7 +22,7 @@ pub const EXIT_CANCELLED: u8 = 130;
 const AFTER_HELP: &str = "\
 Exit status:
   0    success: the model finished its answer
-  1    the run failed (model refusal, session file error, internal error)
+  1    the run failed (model refusal, a hook stopped it, session file error, internal error)
   2    usage or configuration error (bad flag, missing -C directory, unreadable config, unknown provider)
   3    model provider error (HTTP/API error, authentication, network, server down)
   4    a limit stopped the run (--max-turns, --max-cost, no progress: the same call failing 3 times, or
@@ -32,7 +32,9 @@ Exit status:
 Configuration: ~/.lathe/config.toml, then <project>/.lathe/config.toml, then LATHE_PROVIDER /
 LATHE_MODEL / LATHE_PERMISSION_MODE, then flags. LATHE_HOME moves ~/.lathe.
 Permission rules: permissions.{allow,ask,deny} in ~/.claude/settings.json, .claude/settings.json,
-.claude/settings.local.json, ~/.lathe/settings.json, .lathe/settings.json, .lathe/settings.local.json.";
+.claude/settings.local.json, ~/.lathe/settings.json, .lathe/settings.json, .lathe/settings.local.json.
+MCP servers: ~/.lathe/mcp.json, the project's .mcp.json (once approved: `lathe mcp approve`), --mcp-config.
+Hooks: the \"hooks\" key of the same settings files.";
 
 /// Lathe, a terminal coding agent.
 #[derive(Debug, Parser)]
@@ -99,6 +101,11 @@ pub struct Cli {
     #[arg(short = 'r', long, value_name = "SESSION_ID", num_args = 0..=1, default_missing_value = "")]
     pub resume: Option<String>,
 
+    /// MCP servers from FILE (Claude Code's .mcp.json format, or an inline JSON object); repeatable.
+    /// Added to ~/.lathe/mcp.json and the project's approved .mcp.json servers.
+    #[arg(long = "mcp-config", value_name = "FILE", global = true)]
+    pub mcp_config: Vec<String>,
+
     /// Path of the GGUF model file for the local provider.
     #[arg(long, value_name = "FILE")]
     pub model_path: Option<PathBuf>,
@@ -123,6 +130,24 @@ pub enum Command {
         /// What to do.
         #[command(subcommand)]
         action: ModelAction,
+    },
+    /// MCP servers: status and approval.
+    Mcp {
+        /// What to do.
+        #[command(subcommand)]
+        action: McpAction,
+    },
+}
+
+/// `lathe mcp …`
+#[derive(Debug, Subcommand)]
+pub enum McpAction {
+    /// Start every configured MCP server and show its status and tool count.
+    List,
+    /// Approve servers of this project's .mcp.json so they run (all of them when none is named).
+    Approve {
+        /// Server names.
+        names: Vec<String>,
     },
 }
 
@@ -174,6 +199,7 @@ impl Cli {
             no_auto_compact: self.no_auto_compact,
             model_path: self.model_path.clone(),
             sandbox: self.sandbox.clone(),
+            mcp_config: self.mcp_config.clone(),
             session,
         }
     }

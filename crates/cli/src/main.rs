@@ -8,6 +8,7 @@
 
 mod args;
 mod failure;
+mod mcp;
 mod model;
 mod print;
 mod sessions;
@@ -95,6 +96,7 @@ async fn run(cli: Cli) -> u8 {
     match &cli.command {
         Some(Command::Model { action }) => return model::model_command(action).await,
         Some(Command::Sessions { json }) => return list_sessions(&cli, *json),
+        Some(Command::Mcp { action }) => return mcp::command(&cli, action).await,
         None => {}
     }
     let format = cli.output_format;
@@ -206,7 +208,7 @@ fn exit_code(cause: &StopCause) -> u8 {
         | StopCause::NoProgress { .. }
         | StopCause::ContextExhausted { .. } => EXIT_LIMIT,
         StopCause::Cancelled => EXIT_CANCELLED,
-        StopCause::Refused => EXIT_FAILED,
+        StopCause::Refused | StopCause::Hook { .. } => EXIT_FAILED,
         StopCause::Error { .. } => EXIT_API,
     }
 }

@@ -267,6 +267,7 @@ pub fn describe(cause: &StopCause) -> String {
         StopCause::Cancelled => "cancelled".into(),
         StopCause::Refused => "the model refused the request".into(),
         StopCause::ContextExhausted { detail } => format!("stopped: {detail}"),
+        StopCause::Hook { reason } => format!("stopped by a hook: {reason}"),
         StopCause::Error { message, .. } => format!("error: {message}"),
     }
 }

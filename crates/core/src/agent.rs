@@ -33,6 +33,7 @@ use tokio_util::sync::CancellationToken;
 use crate::context::{Budget, ContextManager, ContextSettings};
 use crate::exec::{Approver, Executor, interrupted};
 use crate::history::FileHistory;
+use crate::hooks::Hooks;
 use crate::instructions::RuleSet;
 use crate::progress::ProgressGuard;
 use crate::session::SessionWriter;
@@ -101,6 +102,10 @@ pub struct Agent {
     pub(crate) mode_watch: Option<watch::Receiver<PermissionMode>>,
     /// Usage of the sub-agents this agent's `task` calls start, folded into its totals.
     pub(crate) meter: Option<Arc<UsageMeter>>,
+    /// The session's hooks (none configured by default).
+    hooks: Hooks,
+    /// Hook context (event name, text) waiting to be added to the next user message.
+    pending_context: Vec<(&'static str, String)>,
 }
 
 impl Agent {
@@ -147,7 +152,15 @@ impl Agent {
             pending_warnings: Vec::new(),
             mode_watch: None,
             meter: None,
+            hooks: Hooks::default(),
+            pending_context: Vec::new(),
         }
+    }
+
+    /// Sets the session's hooks.
+    pub fn with_hooks(mut self, hooks: Hooks) -> Agent {
+        self.hooks = hooks;
+        self
     }
 
     /// Keeps file history for `/rewind` in `history` (see [`crate::history`]).
@@ -243,13 +256,12 @@ impl Agent {
     ) -> StopCause {
         let started = Instant::now();
         let before = self.stats;
-        let started_before = self.ledger.iter().any(|item| matches!(item, LedgerItem::User(_)));
-        if let Some(context) = self.session_context.take().filter(|_| !started_before) {
-            self.append(LedgerItem::User(UserMessage::injected(context)));
-        }
-        self.append(LedgerItem::User(input));
+        let refused = self.submit(input, events, cancel).await;
         self.send_warnings(events);
-        let cause = self.turn_loop(events, cancel).await;
+        let cause = match refused.clone() {
+            Some(refusal) => refusal,
+            None => self.turn_loop(events, cancel).await,
+        };
         self.repair_pairing("the run ended before this call completed");
         self.sync();
         self.send_warnings(events);
@@ -264,7 +276,7 @@ impl Agent {
             cost_usd: self.stats.cost_usd - before.cost_usd,
             duration_ms: self.stats.duration_ms - before.duration_ms,
         };
-        let final_text = self.last_assistant_text();
+        let final_text = if refused.is_some() { String::new() } else { self.last_assistant_text() };
         let _ = events.send(AgentEvent::Finished { cause: cause.clone(), stats: run_stats, final_text });
         cause
     }
@@ -278,6 +290,7 @@ impl Agent {
         let mut continuations = 0u32;
         let mut images_replaced = false;
         let mut progress = ProgressGuard::default();
+        let mut stop_hook_active = false;
         loop {
             if cancel.is_cancelled() {
                 return StopCause::Cancelled;
@@ -389,14 +402,19 @@ impl Agent {
                     | StopReason::StopSequence
                     | StopReason::PauseTurn
                     | StopReason::Error
-                    | StopReason::Cancelled => return StopCause::Completed,
+                    | StopReason::Cancelled => {
+                        match self.stop_hooks(&mut stop_hook_active, events, cancel).await {
+                            Some(cause) => return cause,
+                            None => continue,
+                        }
+                    }
                 }
             }
 
             self.sync_mode(events);
             self.snapshot_files(&calls);
             self.send_warnings(events);
-            let executed = {
+            let (executed, hook_stop) = {
                 let mut ctx = self.ctx.clone();
                 ctx.cancel = cancel.child_token();
                 let executor = Executor {
@@ -407,8 +425,11 @@ impl Agent {
                     events,
                     prompt_lock: Mutex::new(()),
                     cut_short: matches!(stop, StopReason::MaxTokens | StopReason::Refusal).then_some(stop),
+                    hooks: &self.hooks,
+                    stop: std::sync::Mutex::new(None),
                 };
-                executor.run_all(&calls).await
+                let executed = executor.run_all(&calls).await;
+                (executed, executor.stop.into_inner().ok().flatten())
             };
             for (call, done) in calls.iter().zip(executed) {
                 self.stats.tool_calls += 1;
@@ -424,6 +445,9 @@ impl Agent {
             self.fold_subagent_usage(events);
             if cancel.is_cancelled() {
                 return StopCause::Cancelled;
+            }
+            if let Some(reason) = hook_stop {
+                return StopCause::Hook { reason };
             }
             if let Some(detail) = progress.stalled() {
                 return StopCause::NoProgress { detail };
@@ -576,6 +600,9 @@ impl Agent {
         parts.concat()
     }
 }
+
+#[path = "agent_hooks.rs"]
+mod agent_hooks;
 
 fn is_continuation(message: &UserMessage) -> bool {
     message.origin == lathe_protocol::UserOrigin::Injected

@@ -1,11 +1,14 @@
 //! Executing one response's tool calls (ARCHITECTURE.md §3, the tool leg of a turn).
 //!
-//! Flow for each call: response cut short (output limit, refusal)? → incomplete JSON? → unknown tool? → arguments valid? (an invalid call is
-//! reported as invalid, never judged) → what the call touches ([`DynTool::access`]) → one permission
-//! decision ([`Policy::decide`]: rules, path guard, shell analysis, mode, sandbox) → an ask goes to
-//! the front end's [`Approver`], or headless becomes a denial naming what would allow it → run with
-//! the run's cancellation token → [`ToolResult`] with a [`Receipt`] naming the rule or mode that
-//! decided. The executor only enforces; every judgement is the policy's.
+//! Flow for each call: response cut short (output limit, refusal)? → incomplete JSON? → unknown
+//! tool? → arguments valid? (an invalid call is reported as invalid, never judged) → what the call
+//! touches ([`DynTool::access`]) → PreToolUse hooks (a block binds in every mode, bypass included)
+//! → one permission decision ([`Policy::decide`]: rules, path guard, shell analysis, mode, sandbox;
+//! a hook's allow turns an ask into an allow, its ask turns an allow into an ask) → an ask goes to
+//! the front end's [`Approver`] (Notification hooks fire), or headless becomes a denial naming what
+//! would allow it → run with the run's cancellation token → PostToolUse hooks (their feedback is
+//! added to the result) → [`ToolResult`] with a [`Receipt`] naming the rule, mode or hook that
+//! decided. The executor only enforces; every judgement is the policy's or a hook's.
 //!
 //! Scheduling: calls are grouped in model order into batches; consecutive read-only calls form one
 //! batch and run concurrently, every other call is a batch of its own. Results are returned in model
@@ -21,6 +24,8 @@ use lathe_protocol::{
 };
 use lathe_tools::{DynTool, ToolContext, ToolError, ToolRegistry};
 use tokio::sync::{Mutex, mpsc};
+
+use crate::hooks::{HookEvent, HookVerdict, Hooks, PermissionVerdict};
 
 /// Answers permission prompts. The headless front end has none; an interactive one implements it by
 /// emitting [`AgentEvent::PermissionRequest`] and waiting for the user's op.
@@ -55,6 +60,10 @@ pub(crate) struct Executor<'a> {
     /// or stopped by the provider (`Refusal`: a refusal or content filter): none of its calls
     /// runs, whatever its JSON, and each is answered with why.
     pub cut_short: Option<StopReason>,
+    /// The session's hooks (PreToolUse, PostToolUse, Notification).
+    pub hooks: &'a Hooks,
+    /// Set when a hook answered `"continue": false`: the reason; the loop stops after this batch.
+    pub stop: std::sync::Mutex<Option<String>>,
 }
 
 impl Executor<'_> {
@@ -103,7 +112,9 @@ impl Executor<'_> {
             SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
         let mut receipt = Receipt { tool: call.name.clone(), started_ms, ..Receipt::default() };
 
-        let (content, is_error, status) = match self.prepare(call, &mut receipt).await {
+        let prepared = self.prepare(call, &mut receipt).await;
+        let ran = prepared.is_ok();
+        let (mut content, is_error, status) = match prepared {
             Err((text, status)) => (vec![Content::text(text)], true, status),
             Ok(tool) => match tool.call(call.arguments.clone(), &self.call_context(call)).await {
                 Ok(output) => {
@@ -129,6 +140,27 @@ impl Executor<'_> {
                 }
             },
         };
+        if ran && !self.hooks.is_empty(HookEvent::PostToolUse) {
+            let done = ToolResult {
+                call_id: call.id.clone(),
+                content: content.clone(),
+                is_error,
+                status,
+                receipt: None,
+            };
+            let verdict = self
+                .hooks
+                .post_tool_use(&call.name, &call.arguments, &done, receipt.exit_code, &self.ctx.cancel)
+                .await;
+            self.report(&verdict);
+            content.extend(
+                verdict
+                    .block
+                    .iter()
+                    .chain(&verdict.context)
+                    .map(|feedback| Content::text(format!("PostToolUse hook feedback: {feedback}"))),
+            );
+        }
         let elapsed_ms = started.elapsed().as_millis() as u64;
         receipt.elapsed_ms = elapsed_ms;
         let result =
@@ -141,6 +173,14 @@ impl Executor<'_> {
         let mut ctx = self.ctx.clone();
         ctx.call_id = call.id.clone();
         ctx
+    /// Shows a hook's messages to the user and remembers a `"continue": false`.
+    fn report(&self, verdict: &HookVerdict) {
+        for message in &verdict.messages {
+            let _ = self.events.send(AgentEvent::Warning { message: message.clone() });
+        }
+        if let (Some(reason), Ok(mut stop)) = (&verdict.stop, self.stop.lock()) {
+            stop.get_or_insert_with(|| reason.clone());
+        }
     }
 
     /// Everything before running: completeness, lookup, permission. `Err` is the result to return
@@ -215,7 +255,16 @@ impl Executor<'_> {
                 return Err((format!("error: {error}"), ToolStatus::Failed));
             }
         };
-        let decision = self.policy.decide(&call.name, &access);
+        let hook = self.hooks.pre_tool_use(&call.id, &call.name, &call.arguments, &self.ctx.cancel).await;
+        self.report(&hook);
+        if let Some(reason) = hook.block.as_ref().or(hook.stop.as_ref()) {
+            receipt.decision = format!("deny (PreToolUse hook: {reason})");
+            return Err((
+                format!("error: a PreToolUse hook blocked this call: {reason}"),
+                ToolStatus::Denied,
+            ));
+        }
+        let decision = with_hook(self.policy.decide(&call.name, &access), hook.permission);
         if let Some(message) = self.policy.sandbox_notice(&decision) {
             let _ = self.events.send(AgentEvent::Warning { message });
         }
@@ -239,6 +288,11 @@ impl Executor<'_> {
     /// `.lathe/settings.local.json` and adds them to the session's rules.
     async fn ask_user(&self, approver: &dyn Approver, call: &ToolCall, decision: Decision) -> Decision {
         let _guard = self.prompt_lock.lock().await;
+        if !self.hooks.is_empty(HookEvent::Notification) {
+            let hooks = self.hooks.clone();
+            let message = format!("Lathe needs your permission to use {}", call.name);
+            tokio::spawn(async move { hooks.notification(&message).await });
+        }
         let suggestion = (!decision.suggestions.is_empty()).then(|| decision.suggestions.join(", "));
         let answer = approver.ask(call, &decision.reason, suggestion.as_deref()).await;
         let by = match answer {
@@ -277,6 +331,27 @@ impl Executor<'_> {
                 "approved by the user once (not remembered)".into()
             }
         }
+    }
+}
+
+/// The policy's decision adjusted by a PreToolUse hook's `permissionDecision`: its allow turns an
+/// ask into an allow (a deny stays a deny), its ask turns an allow into an ask.
+fn with_hook(decision: Decision, hook: Option<PermissionVerdict>) -> Decision {
+    match (hook, decision.verdict) {
+        (Some(PermissionVerdict::Allow(reason)), Verdict::Ask) => Decision {
+            verdict: Verdict::Allow,
+            by: format!("PreToolUse hook: {reason}"),
+            suggestions: Vec::new(),
+            ..decision
+        },
+        (Some(PermissionVerdict::Ask(reason)), Verdict::Allow) => Decision {
+            verdict: Verdict::Ask,
+            by: "a PreToolUse hook".into(),
+            reason: format!("a PreToolUse hook asks: {reason}"),
+            hint: Some("the PreToolUse hook's approval".into()),
+            suggestions: Vec::new(),
+        },
+        (Some(PermissionVerdict::Allow(_) | PermissionVerdict::Ask(_)) | None, _) => decision,
     }
 }
 

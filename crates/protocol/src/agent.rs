@@ -208,6 +208,12 @@ pub enum StopCause {
         /// What failed, and what the user can do.
         detail: String,
     },
+    /// A hook stopped the run: a UserPromptSubmit hook refused the prompt, or a hook answered
+    /// `"continue": false`.
+    Hook {
+        /// The hook's reason (its stderr or `stopReason`).
+        reason: String,
+    },
     /// A provider or internal error stopped the run.
     Error {
         /// Stable kind name (`auth`, `bad_request`, `network`, …).
@@ -224,7 +230,8 @@ impl StopCause {
     }
 
     /// Stable subtype name for JSON output: `success`, `error_max_turns`, `error_budget`,
-    /// `error_no_progress`, `error_cancelled`, `error_refused`, `error_context`, `error_api`.
+    /// `error_no_progress`, `error_cancelled`, `error_refused`, `error_context`, `error_hook`,
+    /// `error_api`.
     pub fn subtype(&self) -> &'static str {
         match self {
             StopCause::Completed => "success",
@@ -234,6 +241,7 @@ impl StopCause {
             StopCause::Cancelled => "error_cancelled",
             StopCause::Refused => "error_refused",
             StopCause::ContextExhausted { .. } => "error_context",
+            StopCause::Hook { .. } => "error_hook",
             StopCause::Error { .. } => "error_api",
         }
     }

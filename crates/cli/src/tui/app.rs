@@ -116,6 +116,7 @@ impl App {
         match SessionBuilder::new(flags).interaction(Interaction::Interactive).start().await {
             Ok(handle) => {
                 self.state.reset_session();
+                self.state.session.mcp_servers = crate::mcp::lines(&handle.info.mcp_servers);
                 self.last_session = Some(handle.info.id.clone());
                 self.session = Some(handle);
             }

@@ -341,6 +341,14 @@ impl UiState {
                 Vec::new()
             }
             SlashCommand::User { .. } => Vec::new(),
+            SlashCommand::Mcp => {
+                let text = match self.session.mcp_servers.as_slice() {
+                    [] => crate::mcp::NONE_CONFIGURED.to_string(),
+                    lines => format!("MCP servers:\n{}", lines.join("\n")),
+                };
+                self.push_notice(NoticeKind::Info, &text);
+                Vec::new()
+            }
             SlashCommand::Quit => vec![Action::Quit],
         }
     }

@@ -123,3 +123,36 @@ fn mode_command_checks_the_name() {
     state.input.insert("/mode yolo");
     assert_eq!(state.submit(now), vec![Action::Remember("/mode yolo".into())]);
 }
+
+#[test]
+fn mcp_command_lists_each_server_with_its_status_and_tool_count() {
+    use lathe_core::mcp::{Scope, ServerReport, ServerStatus, SkipReason};
+    let text = |state: &mut UiState| -> String {
+        let rows = state.take_history();
+        rows.iter()
+            .map(|row| row.spans.iter().map(|s| s.content.to_string()).collect::<String>() + "\n")
+            .collect()
+    };
+    let mut state = UiState::new(120, super::super::test_screen::session(), Vec::new(), std::env::temp_dir());
+    let now = Instant::now();
+    state.input.insert("/mcp");
+    assert_eq!(state.submit(now), vec![Action::Remember("/mcp".into())]);
+    assert!(text(&mut state).contains("no MCP servers configured"));
+
+    let report =
+        |name: &str, scope, transport, status| ServerReport { name: name.into(), scope, transport, status };
+    state.session.mcp_servers = crate::mcp::lines(&[
+        report("everything", Scope::User, "stdio", ServerStatus::Connected { tools: 11 }),
+        report("web", Scope::Flag, "http", ServerStatus::Failed("connection refused".into())),
+        report("repo", Scope::Project, "stdio", ServerStatus::Skipped(SkipReason::NeedsApproval)),
+    ]);
+    state.input.insert("/mcp");
+    state.submit(now);
+    let shown = text(&mut state);
+    assert!(shown.contains("everything           stdio  user     connected · 11 tools"), "{shown}");
+    assert!(shown.contains("web                  http   flag     failed · connection refused"), "{shown}");
+    assert!(shown.contains("repo                 stdio  project  needs approval"), "{shown}");
+    state.input.insert("/mcp now");
+    state.submit(now);
+    assert!(text(&mut state).contains("/mcp takes no argument"));
+}

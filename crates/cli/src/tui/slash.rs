@@ -49,6 +49,7 @@ pub const COMMANDS: &[CommandInfo] = &[
         description: "summarize the conversation now to free context (optional focus for the summary)",
     },
     CommandInfo { name: "skills", argument: "", description: "list the skills (/<skill-name> runs one)" },
+    CommandInfo { name: "mcp", argument: "", description: "MCP servers: status and tool count" },
     CommandInfo { name: "quit", argument: "", description: "exit (also /exit)" },
 ];
 
@@ -75,6 +76,8 @@ pub enum SlashCommand {
     Compact(Option<String>),
     /// `/skills`
     Skills,
+    /// `/mcp`
+    Mcp,
     /// `/quit`, `/exit`
     Quit,
     /// A custom command or a skill of the session: the whole line is sent to it.
@@ -135,6 +138,7 @@ pub fn parse(line: &str) -> Result<SlashCommand, SlashError> {
         "rewind" => none(SlashCommand::Rewind, "rewind"),
         "compact" => Ok(SlashCommand::Compact(argument)),
         "skills" => none(SlashCommand::Skills, "skills"),
+        "mcp" => none(SlashCommand::Mcp, "mcp"),
         "quit" | "exit" => none(SlashCommand::Quit, "quit"),
         other => Err(SlashError::Unknown { name: other.to_string(), suggestion: closest(other) }),
     }

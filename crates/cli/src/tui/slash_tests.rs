@@ -7,6 +7,7 @@ fn commands_parse_with_and_without_arguments() {
     assert_eq!(parse("  /model  gpt-4.1 "), Ok(SlashCommand::Model(Some("gpt-4.1".into()))));
     assert_eq!(parse("/mode"), Ok(SlashCommand::Mode(None)));
     assert_eq!(parse("/exit"), Ok(SlashCommand::Quit));
+    assert_eq!(parse("/mcp"), Ok(SlashCommand::Mcp));
     assert_eq!(parse("/compact"), Ok(SlashCommand::Compact(None)));
     assert_eq!(
         parse("/compact keep the API names"),

@@ -43,6 +43,8 @@ pub struct SessionView {
     pub mode: String,
     /// The model's context window in tokens, when known.
     pub context_window: Option<u64>,
+    /// One line per MCP server with its status and tool count (`/mcp`, as `lathe mcp list`).
+    pub mcp_servers: Vec<String>,
 }
 
 /// Something the front end must do for the UI.

@@ -29,6 +29,7 @@ pub fn session() -> SessionView {
         cwd: "/home/dev/app".into(),
         mode: "default".into(),
         context_window: Some(200_000),
+        mcp_servers: Vec::new(),
     }
 }
 

@@ -112,8 +112,8 @@ impl Agent {
         )
     }
 
-    /// Summarizes everything before the recent tail and appends the boundary; retries a failed
-    /// summary request (leaving out more of the oldest rounds after a "too long" answer) until
+    /// Summarizes everything before the recent tail and appends the boundary (PreCompact hooks run
+    /// first, once, when there is something to summarize); retries a failed summary request (leaving out more of the oldest rounds after a "too long" answer) until
     /// [`MAX_FAILED_COMPACTIONS`] failures in a row.
     pub(crate) async fn compact(
         &mut self,
@@ -123,6 +123,7 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> CompactOutcome {
         let mut input_cap = u64::MAX;
+        let mut pre_compact_ran = false;
         loop {
             if self.context.failures() >= MAX_FAILED_COMPACTIONS {
                 return CompactOutcome::Exhausted(self.exhausted_detail("see the warnings above"));
@@ -131,6 +132,10 @@ impl Agent {
             let (view, sent, plan) = self.context.plan(&self.ledger, input_cap);
             if plan.tail_start == 0 {
                 return CompactOutcome::NothingToCompact;
+            }
+            if !pre_compact_ran {
+                pre_compact_ran = true;
+                self.pre_compact(trigger, focus, events).await;
             }
             let budget = *self.context.budget();
             let first_summarized =

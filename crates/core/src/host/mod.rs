@@ -2,9 +2,12 @@
 //! with (ARCHITECTURE.md §1).
 //!
 //! Flow: [`SessionBuilder::start`] resolves the configuration ([`Config::resolve`]: files,
-//! environment, the front end's [`Flags`]), builds the provider, opens or resumes the session
-//! (torn lines skipped with warnings, calls left without results answered, a model switch
-//! recorded), assembles the system prompt and the tools, and spawns the session task. The front
+//! environment, the front end's [`Flags`]), builds the provider, starts the MCP servers in the
+//! background ([`crate::mcp`]), opens or resumes the session (torn lines skipped with warnings,
+//! calls left without results answered, a model switch recorded), assembles the system prompt,
+//! collects the MCP servers' tools beside the built-in ones, loads the hooks ([`crate::hooks`],
+//! SessionStart runs here) and spawns the session task, which runs SessionEnd and stops the MCP
+//! servers when the session ends. The front
 //! end gets a [`SessionHandle`]: it sends [`AgentOp`]s and receives [`AgentEvent`]s, starting with
 //! `SessionStarted` and the warnings of the start. The task runs one user turn at a time
 //! ([`Agent::run`]); while a turn runs it still takes `Cancel`, `Permission`, `SetMode` and `Quit`
@@ -45,6 +48,7 @@ pub use config::{Config, DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_MAX_TURNS, ResolvedP
 pub use flags::{Flags, Interaction, SessionChoice};
 
 use crate::config::ConfigError;
+use crate::hooks::Hooks;
 use crate::session::SessionSummary;
 use crate::subagent::task::{Parent, UsageMeter};
 use crate::{Agent, instructions, paths, prompt};
@@ -74,6 +78,8 @@ pub struct SessionInfo {
     pub workspace: PathBuf,
     /// The session file, `None` when nothing is saved.
     pub session_file: Option<PathBuf>,
+    /// Each configured MCP server, its status and tool count (what `/mcp` shows).
+    pub mcp_servers: Vec<crate::mcp::ServerReport>,
 }
 
 /// A running session: send ops, receive events.
@@ -119,6 +125,10 @@ impl SessionBuilder {
         let home = self.home.clone().unwrap_or_else(paths::lathe_home);
         let config = Config::resolve(&self.flags, &home)?;
         let resolved = config.build_provider(None, None)?;
+        // MCP servers start now, in the background, while the session file and the system prompt
+        // are prepared; their tools are collected just before the agent is built.
+        let mcp = crate::mcp::start(&home, &config.workspace, &self.flags.mcp_config, &config.layer)
+            .map_err(|error| StartError::Usage(error.to_string()))?;
         let workspace_name = config.workspace.display().to_string();
         let opened = open::open(&config.sessions_dir, &self.flags.session, &workspace_name)?;
         tracing::debug!("provider and session file ready");
@@ -154,6 +164,19 @@ impl SessionBuilder {
             ctx.shell_default_timeout_ms = timeout;
         }
         let session_file = opened.writer.as_ref().map(|writer| writer.path().to_path_buf());
+        let mut tools = ToolRegistry::builtin();
+        let mcp = mcp.finish().await;
+        tracing::debug!("MCP servers ready");
+        warnings.extend(mcp.warnings().iter().cloned());
+        crate::mcp::register(&mut tools, &mcp);
+        let (hooks, hook_warnings) = Hooks::for_session(
+            &home,
+            &config.workspace,
+            &opened.id,
+            session_file.clone().unwrap_or_default(),
+            config.permission_mode,
+        );
+        warnings.extend(hook_warnings);
         let (mode_sender, modes) = watch::channel(config.permission_mode);
         let (events, receiver) = mpsc::unbounded_channel();
         let approver = match self.interaction {
@@ -176,7 +199,7 @@ impl SessionBuilder {
                 .map(|_| config.sessions_dir.join(&opened.id).join("subagents")),
             meter: meter.clone(),
         };
-        let (tools, gate) = extensions::tools(found, ToolRegistry::builtin(), parent, &mut warnings);
+        let (tools, gate) = extensions::tools(found, tools, parent, &mut warnings);
         let mut agent = Agent::new(
             resolved.provider.clone(),
             tools,
@@ -190,12 +213,18 @@ impl SessionBuilder {
         .with_mode_watch(modes)
         .with_rules(prompt.rules)
         .with_session_context(prompt.session_context)
-        .with_usage_meter(meter);
+        .with_usage_meter(meter)
+        .with_hooks(hooks);
         if let Some(history) = opened.history {
             agent = agent.with_history(history);
         }
         record_start(&mut agent, &opened.id, &workspace_name, &resolved);
         agent.repair_pairing("the previous run ended before this call completed");
+        let source = match self.flags.session {
+            SessionChoice::New => "startup",
+            SessionChoice::Continue | SessionChoice::Resume(_) => "resume",
+        };
+        warnings.extend(agent.session_start(source).await);
 
         let (ops, op_receiver) = mpsc::unbounded_channel();
         let info = SessionInfo {
@@ -204,6 +233,7 @@ impl SessionBuilder {
             provider: resolved.label.clone(),
             workspace: config.workspace.clone(),
             session_file,
+            mcp_servers: mcp.reports().to_vec(),
         };
         if let Some(approver) = &approver {
             agent = agent.with_approver(approver.clone());
@@ -224,7 +254,7 @@ impl SessionBuilder {
         }
         agent.send_warnings(&events);
         let _ = events.send(AgentEvent::Commands { commands });
-        let runner = runner::Runner::new(agent, config, approver, mode_sender, events, op_receiver)
+        let runner = runner::Runner::new(agent, config, approver, mode_sender, events, op_receiver, mcp)
             .with_skills(skills, gate);
         let task = tokio::spawn(runner.run());
         Ok(SessionHandle { ops, events: receiver, info, task })

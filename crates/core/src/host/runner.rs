@@ -1,6 +1,7 @@
 //! The session task: takes ops one at a time and runs user turns. While a turn runs, `Cancel`,
 //! `Permission`, `SetMode` and `Quit` act at once; `UserInput`, `SetModel` and `ListTurns` wait
-//! for the turn's end, in order; `Rewind` is refused (the front end cancels first).
+//! for the turn's end, in order; `Rewind` is refused (the front end cancels first). When the session
+//! ends, SessionEnd hooks run and the MCP servers are stopped before the event stream closes.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -36,6 +37,7 @@ pub(crate) struct Runner {
     queued: VecDeque<AgentOp>,
     skills: Arc<SkillSet>,
     gate: Arc<ToolGate>,
+    mcp: lathe_mcp::McpServers,
 }
 
 impl Runner {
@@ -46,6 +48,7 @@ impl Runner {
         modes: watch::Sender<PermissionMode>,
         events: mpsc::UnboundedSender<AgentEvent>,
         ops: mpsc::UnboundedReceiver<AgentOp>,
+        mcp: lathe_mcp::McpServers,
     ) -> Runner {
         Runner {
             agent,
@@ -57,6 +60,7 @@ impl Runner {
             queued: VecDeque::new(),
             skills: Arc::new(SkillSet::default()),
             gate: Arc::new(ToolGate::default()),
+            mcp,
         }
     }
 
@@ -84,6 +88,10 @@ impl Runner {
         }
         self.agent.sync();
         self.agent.send_warnings(&self.events);
+        for message in self.agent.session_end("other").await {
+            self.warn(message);
+        }
+        self.mcp.shutdown().await;
     }
 
     fn warn(&self, message: String) {

@@ -2,5 +2,6 @@ mod agent_loop;
 mod approvals;
 mod context;
 mod extensions;
+mod hooks;
 mod host;
 mod rewind;

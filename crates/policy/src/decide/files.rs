@@ -188,6 +188,11 @@ impl Ctx<'_> {
         }
         let hint =
             format!("add `{}` to permissions.allow in .lathe/settings.json, or rerun with --yolo", self.tool);
-        self.by_mode(format!("{} is not read-only", self.tool), &hint, false)
+        let mut decision = self.by_mode(format!("{} is not read-only", self.tool), &hint, false);
+        // An MCP tool's own name is a rule as narrow as it gets: "always" stores it.
+        if decision.verdict == super::Verdict::Ask && self.tool.starts_with("mcp__") {
+            decision.suggestions = vec![self.tool.to_string()];
+        }
+        decision
     }
 }

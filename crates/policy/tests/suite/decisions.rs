@@ -433,3 +433,22 @@ fn every_decision_names_what_decided_and_headless_asks_say_what_would_allow_them
     assert_eq!(edit.suggestions, ["Edit(src/**)"]);
     assert!(edit.headless().reason.contains("accept-edits"));
 }
+
+#[test]
+fn an_mcp_tool_asks_unless_read_only_or_allowed_and_always_stores_its_name() {
+    let f = fixture();
+    let policy = Policy::with_mode(PermissionMode::Default, &f.ws);
+    let asked = policy.decide("mcp__fs__write_file", &Access::Undeclared { read_only: false });
+    assert_eq!(asked.verdict, Verdict::Ask);
+    assert_eq!(asked.suggestions, ["mcp__fs__write_file"]);
+    assert!(asked.headless().reason.contains("add `mcp__fs__write_file` to permissions.allow"));
+    let read = policy.decide("mcp__fs__read_text_file", &Access::Undeclared { read_only: true });
+    assert_eq!(read.verdict, Verdict::Allow);
+    assert_eq!(read.by, "read-only tool");
+    assert!(policy.add_allow_rules(&["mcp__fs".to_string()], "test").is_empty());
+    let allowed = policy.decide("mcp__fs__write_file", &Access::Undeclared { read_only: false });
+    assert_eq!(allowed.verdict, Verdict::Allow);
+    assert!(allowed.by.contains("mcp__fs"), "{}", allowed.by);
+    let other = policy.decide("mcp__github__create_issue", &Access::Undeclared { read_only: false });
+    assert_eq!(other.verdict, Verdict::Ask);
+}

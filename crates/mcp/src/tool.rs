@@ -1,0 +1,244 @@
+//! An MCP server's tool as Lathe offers it to the model: `mcp__<server>__<tool>`, the server's
+//! JSON schema, read-only when the server says so, and a call with a time limit and cancel.
+//!
+//! Flow of one call: the server gone? → a clear error (reported to the user once) → arguments
+//! checked against the server's schema → `tools/call` raced against the call's time limit and the
+//! turn's cancellation token (on either, the request future is dropped, which makes rmcp send
+//! `notifications/cancelled`) → the result converted to Lathe content ([`crate::result`]).
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use lathe_protocol::Content;
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::ServiceError;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::connect::{Connection, first_report};
+
+/// The longest tool name providers accept (Anthropic and OpenAI: `^[a-zA-Z0-9_-]{1,64}$`).
+pub const MAX_TOOL_NAME_CHARS: usize = 64;
+
+/// The model-facing name of `tool` on `server`: `mcp__<server>__<tool>`, with characters outside
+/// `[A-Za-z0-9_-]` replaced by `_` and cut to [`MAX_TOOL_NAME_CHARS`].
+pub fn tool_name(server: &str, tool: &str) -> String {
+    let name: String = format!("mcp__{server}__{tool}")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .collect();
+    name.chars().take(MAX_TOOL_NAME_CHARS).collect()
+}
+
+/// What a completed call returned, in Lathe's terms.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpOutput {
+    /// Text and images, in the server's order (not yet capped).
+    pub content: Vec<Content>,
+    /// The server flagged the result as an error (`isError`).
+    pub is_error: bool,
+}
+
+/// Why a call produced no [`McpOutput`]. Each becomes a result the model can read.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum McpCallError {
+    /// The arguments do not match the server's schema; nothing was sent. The message lists each
+    /// violation with its JSON pointer.
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
+    /// The call ran past its time limit and was cancelled.
+    #[error("MCP server `{server}` did not answer {tool} within {} ms; the call was cancelled", timeout.as_millis())]
+    TimedOut {
+        /// Server name.
+        server: String,
+        /// The server's tool name.
+        tool: String,
+        /// The limit.
+        timeout: Duration,
+    },
+    /// The turn was cancelled; the call was cancelled at the server.
+    #[error("interrupted")]
+    Cancelled,
+    /// The server is not running any more.
+    #[error(
+        "MCP server `{server}` is not running ({detail}); its tools are unavailable for the rest of this session"
+    )]
+    ServerGone {
+        /// Server name.
+        server: String,
+        /// What happened, with the log path for stdio servers.
+        detail: String,
+        /// Whether this is the first call to notice (the user should be told once).
+        first: bool,
+    },
+    /// The server answered with a protocol error (e.g. unknown tool, invalid params).
+    #[error("MCP server `{server}` returned an error for {tool}: {message}")]
+    Failed {
+        /// Server name.
+        server: String,
+        /// The server's tool name.
+        tool: String,
+        /// The server's message.
+        message: String,
+    },
+}
+
+/// One tool of a connected server.
+#[derive(Clone)]
+pub struct McpTool {
+    connection: Arc<Connection>,
+    /// Model-facing name (`mcp__everything__echo`).
+    pub name: String,
+    /// The name the server knows it by (`echo`).
+    pub remote_name: String,
+    /// Description for the model (the server's, or its title).
+    pub description: String,
+    /// The argument schema sent to the model (the server's, with `$schema` removed).
+    pub input_schema: Value,
+    /// The server declares the tool read-only (`annotations.readOnlyHint`).
+    pub read_only: bool,
+    /// The call's time limit.
+    pub timeout: Duration,
+    validator: Arc<OnceLock<Result<jsonschema::Validator, String>>>,
+}
+
+impl std::fmt::Debug for McpTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpTool").field("name", &self.name).field("read_only", &self.read_only).finish()
+    }
+}
+
+impl McpTool {
+    /// Converts a listed tool; the error says why it cannot be offered (its schema is not valid
+    /// JSON Schema).
+    pub(crate) fn new(
+        connection: Arc<Connection>,
+        tool: rmcp::model::Tool,
+        timeout: Duration,
+    ) -> Result<McpTool, String> {
+        let mut schema = Value::Object((*tool.input_schema).clone());
+        if let Err(error) = jsonschema::meta::validate(&schema) {
+            return Err(format!("its input schema is not valid JSON Schema ({error})"));
+        }
+        if let Value::Object(map) = &mut schema {
+            map.remove("$schema");
+            map.entry("type").or_insert_with(|| Value::from("object"));
+        }
+        let description = tool
+            .description
+            .as_deref()
+            .map(str::to_string)
+            .or(tool.title.clone())
+            .unwrap_or_else(|| format!("Tool {} of MCP server {}", tool.name, connection.server));
+        let read_only = tool.annotations.as_ref().and_then(|a| a.read_only_hint).unwrap_or(false);
+        Ok(McpTool {
+            name: tool_name(&connection.server, &tool.name),
+            remote_name: tool.name.to_string(),
+            description,
+            input_schema: schema,
+            read_only,
+            timeout,
+            connection,
+            validator: Arc::new(OnceLock::new()),
+        })
+    }
+
+    /// The server's name.
+    pub fn server(&self) -> &str {
+        &self.connection.server
+    }
+
+    /// Checks `args` against the server's schema; the error lists each violation with its path.
+    pub fn validate(&self, args: &Value) -> Result<(), String> {
+        let validator = self
+            .validator
+            .get_or_init(|| jsonschema::validator_for(&self.input_schema).map_err(|error| error.to_string()));
+        let validator = match validator {
+            Ok(validator) => validator,
+            Err(error) => return Err(format!("the server's schema cannot be used: {error}")),
+        };
+        let problems: Vec<String> = validator
+            .iter_errors(args)
+            .map(|error| {
+                let at = error.instance_path.to_string();
+                if at.is_empty() { error.to_string() } else { format!("{at}: {error}") }
+            })
+            .collect();
+        if problems.is_empty() { Ok(()) } else { Err(problems.join("; ")) }
+    }
+
+    /// Calls the tool with `args` (an object), within [`McpTool::timeout`], until `cancel` fires.
+    pub async fn call(&self, args: Value, cancel: &CancellationToken) -> Result<McpOutput, McpCallError> {
+        let server = self.server().to_string();
+        if self.connection.is_closed() {
+            return Err(self.gone("the connection is closed"));
+        }
+        self.validate(&args).map_err(McpCallError::InvalidArguments)?;
+        let arguments = match args {
+            Value::Object(map) => map,
+            Value::Null => serde_json::Map::new(),
+            other => {
+                return Err(McpCallError::InvalidArguments(format!("expected a JSON object, got {other}")));
+            }
+        };
+        let params = CallToolRequestParams::new(self.remote_name.clone()).with_arguments(arguments);
+        let peer = self.connection.peer.clone();
+        let request = peer.call_tool(params);
+        let outcome = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(McpCallError::Cancelled),
+            outcome = tokio::time::timeout(self.timeout, request) => outcome,
+        };
+        match outcome {
+            Err(_) => {
+                Err(McpCallError::TimedOut { server, tool: self.remote_name.clone(), timeout: self.timeout })
+            }
+            Ok(Ok(result)) => Ok(crate::result::convert(result)),
+            Ok(Err(ServiceError::McpError(error))) => Err(McpCallError::Failed {
+                server,
+                tool: self.remote_name.clone(),
+                message: error.message.to_string(),
+            }),
+            Ok(Err(error @ (ServiceError::TransportClosed | ServiceError::TransportSend(_)))) => {
+                Err(self.gone(&error.to_string()))
+            }
+            Ok(Err(error)) => {
+                if self.connection.is_closed() {
+                    Err(self.gone(&error.to_string()))
+                } else {
+                    Err(McpCallError::Failed {
+                        server,
+                        tool: self.remote_name.clone(),
+                        message: error.to_string(),
+                    })
+                }
+            }
+        }
+    }
+
+    fn gone(&self, why: &str) -> McpCallError {
+        let mut detail = why.to_string();
+        if let Some(log) = &self.connection.log_path {
+            detail.push_str(&format!("; its stderr is in {}", log.display()));
+        }
+        McpCallError::ServerGone {
+            server: self.server().to_string(),
+            detail,
+            first: first_report(&self.connection),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_names_follow_the_providers_rules() {
+        assert_eq!(tool_name("everything", "get-sum"), "mcp__everything__get-sum");
+        assert_eq!(tool_name("my server", "do.it/now"), "mcp__my_server__do_it_now");
+        let long = tool_name("a-very-long-server-name", &"x".repeat(80));
+        assert_eq!(long.chars().count(), MAX_TOOL_NAME_CHARS);
+        assert!(long.starts_with("mcp__a-very-long-server-name__xxx"));
+    }
+}

@@ -1,0 +1,2 @@
+mod servers;
+pub mod support;

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs what the MCP tests run against: real MCP servers from npm, at pinned versions, into a
+# fixed prefix inside the repository (ignored by git): .test-deps/npm (LATHE_TEST_DEPS moves it).
+#   @modelcontextprotocol/server-everything   (stdio and streamable HTTP)
+#   @modelcontextprotocol/server-filesystem   (stdio)
+# Installs Node.js and npm with apt-get when missing. A no-op when the pinned versions are there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+EVERYTHING_VERSION=2026.8.31
+FILESYSTEM_VERSION=2026.8.31
+prefix="${LATHE_TEST_DEPS:-$PWD/.test-deps}/npm"
+
+installed_version() {
+  local manifest="$prefix/node_modules/$1/package.json"
+  [ -f "$manifest" ] && node -p "require('$manifest').version" 2>/dev/null || true
+}
+
+if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 || { echo "install-test-deps: need root (or sudo) to install nodejs and npm" >&2; exit 1; }
+    sudo="sudo"
+  fi
+  echo "install-test-deps: installing nodejs and npm (apt-get)" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nodejs npm >/dev/null
+fi
+
+if [ "$(installed_version @modelcontextprotocol/server-everything)" = "$EVERYTHING_VERSION" ] &&
+   [ "$(installed_version @modelcontextprotocol/server-filesystem)" = "$FILESYSTEM_VERSION" ]; then
+  exit 0
+fi
+
+echo "install-test-deps: installing MCP test servers into $prefix (npm)" >&2
+mkdir -p "$prefix"
+npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error \
+  "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" \
+  "@modelcontextprotocol/server-filesystem@$FILESYSTEM_VERSION" >/dev/null
+for bin in mcp-server-everything mcp-server-filesystem; do
+  [ -x "$prefix/node_modules/.bin/$bin" ] || { echo "install-test-deps: $bin missing after npm install" >&2; exit 1; }
+done
