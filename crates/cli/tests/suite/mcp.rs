@@ -434,3 +434,66 @@ async fn ctrl_c_during_an_mcp_call_cancels_it_and_exits() {
         .find(|l| l["type"] == "tool_result");
     assert_eq!(result.expect("tool_result")["status"], "interrupted");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_mcp_in_the_terminal_ui_shows_what_lathe_mcp_list_shows() {
+    let env = env();
+    let config = mcp_file(
+        &env,
+        json!({"everything": everything_stdio(), "gone": {"command": env.root.join("no-such-server").display().to_string()}}),
+    );
+    let server = scripted(json!([])).await;
+    let listed = output({
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_lathe"));
+        command
+            .args(["mcp", "list", "--mcp-config", &config, "-C"])
+            .arg(&env.workspace)
+            .env("LATHE_HOME", &env.home)
+            .env("HOME", &env.root)
+            .stderr(std::process::Stdio::null());
+        command
+    })
+    .await;
+    assert_eq!(listed.status.code(), Some(0));
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    let everything = listed.lines().find(|line| line.starts_with("everything")).expect("listed").to_string();
+    assert!(everything.contains("connected · ") && everything.ends_with(" tools"), "{listed}");
+    assert!(listed.lines().any(|line| line.starts_with("gone") && line.contains("failed")), "{listed}");
+
+    let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+    let script = env.root.join("pane.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nexport LATHE_HOME={home}\nexport HOME={root}\nunset ANTHROPIC_API_KEY OPENAI_API_KEY \
+             LATHE_PROVIDER LATHE_MODEL LATHE_PERMISSION_MODE CLAUDE_CONFIG_DIR MCP_TIMEOUT MCP_TOOL_TIMEOUT\n\
+             cd {ws}\n{lathe} --provider anthropic --base-url {url} --mcp-config {config}\n\
+             echo \"lathe exited with status $?\"\nexec sleep 600\n",
+            home = quote(&env.home.display().to_string()),
+            root = quote(&env.root.display().to_string()),
+            ws = quote(&env.workspace.display().to_string()),
+            lathe = quote(env!("CARGO_BIN_EXE_lathe")),
+            url = quote(&server.url()),
+            config = quote(&config),
+        ),
+    )
+    .expect("script");
+    assert!(std::process::Command::new("chmod").arg("+x").arg(&script).status().expect("chmod").success());
+    let dir = env.root.clone();
+    tokio::task::spawn_blocking(move || {
+        let wait = Duration::from_secs(30);
+        let pane = super::tmux::Tmux::start(&dir, 140, 30, &script);
+        pane.wait_for("claude-sonnet-4-5 · default", wait);
+        pane.type_text("/mcp");
+        pane.keys(&["Enter"]);
+        let shown = pane.wait_for("MCP servers:", wait);
+        assert!(shown.contains(&everything), "{shown}");
+        assert!(shown.lines().any(|line| line.contains("gone") && line.contains("failed")), "{shown}");
+        pane.type_text("/quit");
+        pane.keys(&["Enter"]);
+        let after = pane.wait_for("lathe exited with status", wait);
+        assert!(after.contains("lathe exited with status 0"), "{after}");
+    })
+    .await
+    .expect("scenario");
+}
