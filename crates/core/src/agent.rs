@@ -104,6 +104,9 @@ pub struct Agent {
     pub(crate) meter: Option<Arc<UsageMeter>>,
     /// The session's hooks (none configured by default).
     hooks: Hooks,
+    /// The hook event of this agent's stop: `Stop`, or `SubagentStop` for a sub-agent (whose
+    /// prompt also skips UserPromptSubmit: it comes from the parent model, not the user).
+    pub(crate) stop_event: crate::hooks::HookEvent,
     /// Hook context (event name, text) waiting to be added to the next user message.
     pending_context: Vec<(&'static str, String)>,
 }
@@ -153,6 +156,7 @@ impl Agent {
             mode_watch: None,
             meter: None,
             hooks: Hooks::default(),
+            stop_event: crate::hooks::HookEvent::Stop,
             pending_context: Vec::new(),
         }
     }

@@ -75,7 +75,7 @@ impl Agent {
         events: &mpsc::UnboundedSender<AgentEvent>,
         cancel: &CancellationToken,
     ) -> Option<StopCause> {
-        if !self.hooks.is_empty(HookEvent::UserPromptSubmit) {
+        if self.stop_event == HookEvent::Stop && !self.hooks.is_empty(HookEvent::UserPromptSubmit) {
             let prompt: Vec<&str> = input
                 .content
                 .iter()
@@ -108,16 +108,24 @@ impl Agent {
     /// stop (exit 2 or `decision: "block"`) and its reason was added for the model. A Stop hook can
     /// make the model continue once per user turn; the next stop reports `stop_hook_active` and a
     /// second block is shown to the user instead of looping.
+    /// Runs a sub-agent under the session's hooks: its tool calls meet PreToolUse and PostToolUse
+    /// like the parent's, and its stop fires SubagentStop (an exit 2 makes it continue once).
+    pub fn with_subagent_hooks(mut self, hooks: crate::hooks::Hooks) -> Self {
+        self.hooks = hooks;
+        self.stop_event = HookEvent::SubagentStop;
+        self
+    }
+
     pub(super) async fn stop_hooks(
         &mut self,
         active: &mut bool,
         events: &mpsc::UnboundedSender<AgentEvent>,
         cancel: &CancellationToken,
     ) -> Option<StopCause> {
-        if self.hooks.is_empty(HookEvent::Stop) {
+        if self.hooks.is_empty(self.stop_event) {
             return Some(StopCause::Completed);
         }
-        let verdict = self.hooks.stop(HookEvent::Stop, *active, cancel).await;
+        let verdict = self.hooks.stop(self.stop_event, *active, cancel).await;
         warn(events, &verdict);
         if verdict.stop.is_some() || cancel.is_cancelled() {
             return Some(StopCause::Completed);

@@ -173,6 +173,8 @@ impl Executor<'_> {
         let mut ctx = self.ctx.clone();
         ctx.call_id = call.id.clone();
         ctx
+    }
+
     /// Shows a hook's messages to the user and remembers a `"continue": false`.
     fn report(&self, verdict: &HookVerdict) {
         for message in &verdict.messages {

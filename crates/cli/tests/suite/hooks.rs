@@ -236,3 +236,40 @@ async fn mcp_tool_names_match_hook_matchers() {
     let seen = tool_result_text(&server.requests()[1].body);
     assert!(seen.contains("no MCP today") && !seen.contains("Echo: x"), "{seen}");
 }
+
+#[tokio::test]
+async fn a_subagent_stop_hook_fires_when_a_sub_agent_ends_and_exit_2_makes_it_continue_once() {
+    let env = env();
+    claude_hooks(
+        &env,
+        json!({
+            "SubagentStop": command_hook("", "cat >> \"$CLAUDE_PROJECT_DIR/../subagent-stop.jsonl\"; echo 'check the tests too' >&2; exit 2"),
+            "Stop": command_hook("", "echo parent >> \"$CLAUDE_PROJECT_DIR/../stop.txt\""),
+            "UserPromptSubmit": command_hook("", "echo prompt >> \"$CLAUDE_PROJECT_DIR/../prompts.txt\""),
+        }),
+    );
+    let task = json!({"id": "call_t", "name": "task",
+                      "arguments": {"description": "look", "prompt": "Look around", "subagent_type": "explore"}});
+    let server = scripted(json!([
+        {"tool_calls": [task]},
+        {"text": "first look"},
+        {"text": "looked again, tests too"},
+        {"text": "parent done"}
+    ]))
+    .await;
+    let out = output(lathe(&env, &server.url(), &["-p", "delegate", "--output-format", "stream-json"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4, "the sub-agent made exactly one more request");
+    assert!(requests[2].body["messages"].to_string().contains("check the tests too"));
+    assert!(requests[3].body["messages"].to_string().contains("looked again, tests too"));
+    let text = std::fs::read_to_string(env.root.join("subagent-stop.jsonl")).expect("SubagentStop input");
+    let stops: Vec<Value> =
+        serde_json::Deserializer::from_str(&text).into_iter().map(|v| v.expect("json")).collect();
+    assert_eq!(stops.len(), 2, "{stops:?}");
+    assert!(stops.iter().all(|s| s["hook_event_name"] == "SubagentStop"), "{stops:?}");
+    let parent_stops = std::fs::read_to_string(env.root.join("stop.txt")).expect("Stop ran");
+    assert_eq!(parent_stops.lines().count(), 1, "Stop fires for the parent only");
+    let prompts = std::fs::read_to_string(env.root.join("prompts.txt")).expect("UserPromptSubmit ran");
+    assert_eq!(prompts.lines().count(), 1, "the sub-agent's prompt is not a user prompt");
+}

@@ -198,6 +198,7 @@ impl SessionBuilder {
                 .as_ref()
                 .map(|_| config.sessions_dir.join(&opened.id).join("subagents")),
             meter: meter.clone(),
+            hooks: hooks.clone(),
         };
         let (tools, gate) = extensions::tools(found, tools, parent, &mut warnings);
         let mut agent = Agent::new(

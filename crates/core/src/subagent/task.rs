@@ -105,6 +105,8 @@ pub struct Parent {
     pub transcripts: Option<PathBuf>,
     /// Sub-agent usage for the parent.
     pub meter: Arc<UsageMeter>,
+    /// The session's hooks, which the sub-agent runs under (its stop fires SubagentStop).
+    pub hooks: crate::hooks::Hooks,
 }
 
 /// The `task` tool.
@@ -193,7 +195,8 @@ impl TaskTool {
         let max_turns = settings.max_turns;
         let mut agent =
             Agent::new(parent.provider.clone(), tools, sub_ctx, system, Vec::new(), writer, settings)
-                .with_policy(parent.policy.clone());
+                .with_policy(parent.policy.clone())
+                .with_subagent_hooks(parent.hooks.clone());
         if let Some(approver) = &parent.approver {
             agent = agent.with_approver(approver.clone());
         }
@@ -267,6 +270,7 @@ fn outcome(
         StopCause::NoProgress { detail } => stopped(format!("no progress: {detail}")),
         StopCause::Refused => stopped("the model refused".into()),
         StopCause::ContextExhausted { detail } => stopped(format!("context window exhausted: {detail}")),
+        StopCause::Hook { reason } => stopped(format!("a hook stopped it: {reason}")),
         StopCause::Error { message, .. } => stopped(format!("error: {message}")),
     }
 }
