@@ -485,8 +485,10 @@ async fn slash_mcp_in_the_terminal_ui_shows_what_lathe_mcp_list_shows() {
         let pane = super::tmux::Tmux::start(&dir, 140, 30, &script);
         pane.wait_for("claude-sonnet-4-5 · default", wait);
         pane.type_text("/mcp");
+        pane.wait_for("/mcp  MCP servers", wait);
         pane.keys(&["Enter"]);
-        let shown = pane.wait_for("MCP servers:", wait);
+        // The completion popup also says "MCP servers": wait for the listing itself.
+        let shown = pane.wait_for(&everything, wait);
         assert!(shown.contains(&everything), "{shown}");
         assert!(shown.lines().any(|line| line.contains("gone") && line.contains("failed")), "{shown}");
         pane.type_text("/quit");
