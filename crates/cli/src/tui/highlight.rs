@@ -1,4 +1,6 @@
-//! Syntax highlighting of code blocks (syntect's bundled grammars with the pure-Rust regex engine).
+//! Syntax highlighting of code blocks (syntect's bundled grammars with the Oniguruma regex engine, the
+//! engine the grammars are written for: its compiled patterns take a fraction of the memory of the
+//! pure-Rust engine's, which kept the UI over 70 MB after 200 answers with code).
 //!
 //! The grammar set is loaded once, on first use; [`prewarm`] starts that load on a background thread
 //! when the UI opens so the first code block does not pay for it. A [`CodeHighlighter`] keeps the
