@@ -63,19 +63,32 @@ impl fmt::Display for ModelSize {
 
 /// Error of [`ModelSize::from_str`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown local model size `{0}`: expected `0.5b` or `1.5b`")]
+#[error(
+    "unknown local model `{0}`: the known ones are `0.5b` (qwen2.5-coder-0.5b-instruct) and `1.5b` (qwen2.5-coder-1.5b-instruct); another GGUF file is used with --model-path FILE"
+)]
 pub struct UnknownModelSize(pub String);
 
 impl FromStr for ModelSize {
     type Err = UnknownModelSize;
 
-    /// Accepts `0.5b`, `0.5B`, `0.5`, `1.5b`, `1.5B`, `1.5`.
+    /// Accepts `0.5b`, `0.5B`, `0.5`, `1.5b`, `1.5B`, `1.5`, and each model's full name
+    /// (`qwen2.5-coder-0.5b-instruct`) or GGUF file name with or without `.gguf` (what a session
+    /// records as its model).
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "0.5b" | "0.5" | "05b" => Ok(ModelSize::Q05B),
-            "1.5b" | "1.5" | "15b" => Ok(ModelSize::Q15B),
-            _ => Err(UnknownModelSize(text.to_string())),
+        let name = text.trim().to_ascii_lowercase();
+        match name.as_str() {
+            "0.5b" | "0.5" | "05b" => return Ok(ModelSize::Q05B),
+            "1.5b" | "1.5" | "15b" => return Ok(ModelSize::Q15B),
+            _ => {}
         }
+        ModelSize::ALL
+            .into_iter()
+            .find(|size| {
+                name == size.model_name()
+                    || name == size.file_name()
+                    || Some(name.as_str()) == size.file_name().strip_suffix(".gguf")
+            })
+            .ok_or_else(|| UnknownModelSize(text.to_string()))
     }
 }
 
@@ -130,6 +143,20 @@ pub struct LocalConfig {
     /// have what the user asked for; a small prior towards answering fixes most of that. `0`
     /// disables it.
     pub answer_bias: f32,
+    /// Tool calls the grammar allows in one response (`0` = any number). Default 1: a small
+    /// model that sees each result before its next call does not pile up dozens of blind writes.
+    pub max_calls_per_response: u32,
+    /// Until the model has seen a tool result in a user turn, its response must be a real tool
+    /// call, not the `answer` tool: small models otherwise "answer" tasks they have not done
+    /// (claiming a fix they never made). Default on.
+    pub act_first: bool,
+    /// Constrain `edit_file` to edits that apply to the files the model has read (see
+    /// `grammar::edit`). Default on.
+    pub edit_grammar: bool,
+    /// The workspace relative paths in calls resolve against (set by the host, not configured);
+    /// `None` = the process's current directory.
+    #[serde(skip)]
+    pub workspace: Option<PathBuf>,
 }
 
 impl Default for LocalConfig {
@@ -145,6 +172,10 @@ impl Default for LocalConfig {
             max_output_tokens: 2048,
             answer_mode: AnswerMode::default(),
             answer_bias: 1.5,
+            max_calls_per_response: 1,
+            act_first: true,
+            edit_grammar: true,
+            workspace: None,
         }
     }
 }
@@ -192,7 +223,9 @@ mod tests {
         assert_eq!("0.5b".parse::<ModelSize>(), Ok(ModelSize::Q05B));
         assert_eq!("1.5B".parse::<ModelSize>(), Ok(ModelSize::Q15B));
         let err = "7b".parse::<ModelSize>().unwrap_err();
-        assert!(err.to_string().contains("expected `0.5b` or `1.5b`"), "{err}");
+        assert!(err.to_string().contains("the known ones are `0.5b`"), "{err}");
+        assert_eq!("qwen2.5-coder-1.5b-instruct-q4_k_m".parse::<ModelSize>(), Ok(ModelSize::Q15B));
+        assert_eq!("qwen2.5-coder-0.5b-instruct".parse::<ModelSize>(), Ok(ModelSize::Q05B));
     }
 
     #[test]

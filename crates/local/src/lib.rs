@@ -23,6 +23,7 @@ pub mod parse;
 mod provider;
 pub mod pyjson;
 mod stats;
+pub mod targets;
 
 #[cfg(feature = "llama")]
 mod engine;

@@ -198,13 +198,19 @@ impl Provider for LocalProvider {
 
     fn stream(&self, request: &ModelRequest, cancel: CancellationToken) -> ModelStream {
         let mode = self.config.answer_mode;
-        let tools = chatml::offered_tools(request, mode);
-        let grammar_mode = effective_mode(mode, request);
+        let mut tools = chatml::offered_tools(request, mode);
+        let mut grammar_mode = effective_mode(mode, request);
+        if self.config.act_first && !acted_this_turn(request) && tools.len() > 1 {
+            // Nothing looked at yet in this turn: a small model "answers" a task it has not done
+            // (it claims the fix); it must make a real call first.
+            tools.retain(|tool| tool.name != chatml::FINAL_ANSWER_TOOL);
+            grammar_mode = AnswerMode::ToolRequired;
+        }
         let request_number = self.requests.fetch_add(1, Ordering::Relaxed);
         let (events, receiver) = mpsc::unbounded_channel();
         let job = Job {
             prompt: chatml::render_prompt(request, mode),
-            grammar: grammar::build_grammar(&tools, grammar_mode),
+            grammar: self.grammar(request, &tools, grammar_mode),
             mode: grammar_mode,
             sampling: Sampling {
                 // A different (still reproducible) random stream for every request.
@@ -225,6 +231,29 @@ impl Provider for LocalProvider {
     }
 }
 
+impl LocalProvider {
+    /// The grammar of `request`: the tools' schemas, at most
+    /// [`LocalConfig::max_calls_per_response`] calls, and (with [`LocalConfig::edit_grammar`])
+    /// `edit_file` limited to edits that apply to the files read so far.
+    fn grammar(
+        &self,
+        request: &ModelRequest,
+        tools: &[lathe_protocol::ToolSpec],
+        mode: AnswerMode,
+    ) -> Option<String> {
+        let edits = self.config.edit_grammar && tools.iter().any(|tool| tool.name == grammar::EDIT_TOOL);
+        let targets = edits.then(|| {
+            let workspace = self.config.workspace.clone().unwrap_or_else(|| PathBuf::from("."));
+            crate::targets::edit_targets(request, &workspace)
+        });
+        let shape = grammar::Shape {
+            max_calls: self.config.max_calls_per_response,
+            edit_targets: targets.as_deref(),
+        };
+        grammar::build_shaped_grammar(tools, mode, shape)
+    }
+}
+
 /// The grammar of this request: [`AnswerMode::Auto`] forces a call until the model has seen a
 /// tool result in this turn, then allows text too.
 fn effective_mode(mode: AnswerMode, request: &ModelRequest) -> AnswerMode {
@@ -232,6 +261,18 @@ fn effective_mode(mode: AnswerMode, request: &ModelRequest) -> AnswerMode {
         AnswerMode::Auto if !after_tool_result(request) => AnswerMode::FinalAnswerTool,
         other => other,
     }
+}
+
+/// Whether the model has seen a tool result since the last message from the user.
+fn acted_this_turn(request: &ModelRequest) -> bool {
+    for item in request.messages.iter().rev() {
+        match item {
+            LedgerItem::ToolResult(_) => return true,
+            LedgerItem::User(message) if message.origin == lathe_protocol::UserOrigin::User => return false,
+            LedgerItem::User(_) | LedgerItem::Assistant(_) | LedgerItem::Compaction(_) | LedgerItem::Meta(_) => {}
+        }
+    }
+    false
 }
 
 /// Whether the last message sent is a tool result (the model is about to react to it).

@@ -60,6 +60,13 @@ impl ToolRegistry {
     pub fn names(&self) -> Vec<String> {
         self.order.clone()
     }
+
+    /// Removes every tool whose name `keep` rejects (order of the rest unchanged).
+    pub fn retain(&mut self, keep: impl Fn(&str) -> bool) {
+        self.order.retain(|name| keep(name));
+        let order = &self.order;
+        self.tools.retain(|name, _| order.contains(name));
+    }
 }
 
 #[cfg(test)]

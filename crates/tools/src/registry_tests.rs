@@ -130,3 +130,12 @@ fn enums_are_plain_string_enums() {
         json!(["pending", "in_progress", "completed"])
     );
 }
+
+#[test]
+fn retain_keeps_only_the_named_tools_in_order() {
+    let mut registry = ToolRegistry::builtin();
+    registry.retain(|name| matches!(name, "shell" | "read_file"));
+    assert_eq!(registry.names(), ["read_file", "shell"]);
+    assert!(registry.get("grep").is_none());
+    assert_eq!(registry.specs().len(), 2);
+}

@@ -123,7 +123,7 @@ impl Config {
         }
         match resolve_http(name, &layer)? {
             None => {
-                let (provider, model) = local::provider(&layer, self.model_path.clone())?;
+                let (provider, model) = local::provider(&layer, self.model_path.clone(), &self.workspace)?;
                 Ok(ResolvedProvider {
                     provider,
                     model,

@@ -1,7 +1,7 @@
 //! The embedded local model: building its provider, and what `lathe model fetch|path` needs
 //! (re-exported so front ends depend on `lathe-core` only).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use lathe_local::{FetchError, ModelSize, default_model_path, fetch_model, models_dir};
@@ -12,16 +12,28 @@ use super::StartError;
 use crate::config::ConfigLayer;
 
 /// Builds the local provider from `[local]` config, the model name (a size, `0.5b`/`1.5b`) and the
-/// model file; returns it and the model name.
+/// model file; relative paths in the model's calls resolve against `workspace`. Returns the provider
+/// and the model name.
+///
+/// # Errors
+/// `StartError::Usage` for a model name that is not one of the pinned checkpoints (unless a model
+/// file is given), a build without local support, or a missing or unloadable model file.
 pub(crate) fn provider(
     layer: &ConfigLayer,
     model_path: Option<PathBuf>,
+    workspace: &Path,
 ) -> Result<(Arc<dyn Provider>, String), StartError> {
     let mut config = LocalConfig::default();
-    if let Some(size) = layer.model.as_deref().and_then(|model| model.parse::<ModelSize>().ok()) {
-        config.model_size = size;
+    if let Some(model) = layer.model.as_deref() {
+        match model.parse::<ModelSize>() {
+            Ok(size) => config.model_size = size,
+            // With a model file the name only labels it.
+            Err(_) if model_path.is_some() => {}
+            Err(error) => return Err(StartError::Usage(error.to_string())),
+        }
     }
     config.model_path = model_path;
+    config.workspace = Some(workspace.to_path_buf());
     if let Some(tokens) = layer.local.context_tokens {
         config.context_tokens = tokens;
     }

@@ -200,22 +200,24 @@ impl SessionBuilder {
             meter: meter.clone(),
             hooks: hooks.clone(),
         };
-        let (tools, gate) = extensions::tools(found, tools, parent, &mut warnings);
-        let mut agent = Agent::new(
-            resolved.provider.clone(),
-            tools,
-            ctx,
-            prompt.system,
-            opened.ledger,
-            opened.writer,
-            settings,
-        )
-        .with_policy(policy)
-        .with_mode_watch(modes)
-        .with_rules(prompt.rules)
-        .with_session_context(prompt.session_context)
-        .with_usage_meter(meter)
-        .with_hooks(hooks);
+        let (mut tools, gate) = extensions::tools(found, tools, parent, &mut warnings);
+        let mut system = prompt.system;
+        if resolved.label == "local" {
+            // A small model in a small window: the short prompt and tool set (MCP tools and
+            // skills the user configured stay).
+            tools.retain(|name| !prompt::LOCAL_DROPPED_TOOLS.contains(&name));
+            if let Some(core) = system.first_mut() {
+                core.text = prompt::LOCAL_CORE.to_string();
+            }
+        }
+        let mut agent =
+            Agent::new(resolved.provider.clone(), tools, ctx, system, opened.ledger, opened.writer, settings)
+                .with_policy(policy)
+                .with_mode_watch(modes)
+                .with_rules(prompt.rules)
+                .with_session_context(prompt.session_context)
+                .with_usage_meter(meter)
+                .with_hooks(hooks);
         if let Some(history) = opened.history {
             agent = agent.with_history(history);
         }

@@ -6,7 +6,7 @@
 //! root  ::= calls | text                      (AnswerMode::Text)
 //! root  ::= final | calls                     (AnswerMode::FinalAnswerTool)
 //! root  ::= calls                             (AnswerMode::ToolRequired)
-//! calls ::= call ("\n" call)*
+//! calls ::= call ("\n" call)*                 (at most Shape::max_calls calls)
 //! call  ::= "<tool_call>\n{\"name\": " ( "\"read_file\", \"arguments\": " read-file-args | … ) "}\n</tool_call>"
 //! ```
 //!
@@ -16,8 +16,10 @@
 //! required/optional properties, strings, integers, numbers, booleans, enums, arrays, `$ref`,
 //! `anyOf`, nullable types); anything else falls back to a generic JSON value. In text mode, the
 //! text may not start with `<`, `{`, `[` or a backtick, so JSON the model means as a call cannot
-//! slip out as text.
+//! slip out as text. With [`Shape::edit_targets`], `edit_file` arguments are limited to edits
+//! that apply to the files the model has read ([`edit`]).
 
+mod edit;
 mod schema;
 
 use lathe_protocol::ToolSpec;
@@ -25,7 +27,21 @@ use lathe_protocol::ToolSpec;
 use crate::chatml::FINAL_ANSWER_TOOL;
 use crate::config::AnswerMode;
 
+pub use edit::{EditTarget, MAX_FILE_BYTES};
 pub use schema::literal;
+
+/// What a request's grammar allows beyond the tool schemas.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Shape<'a> {
+    /// Tool calls allowed in one response; 0 = any number.
+    pub max_calls: u32,
+    /// The files the model has read, for edits that always apply ([`edit`]); `None` leaves
+    /// `edit_file` to its schema, `Some(&[])` (nothing read yet) leaves it out of the grammar.
+    pub edit_targets: Option<&'a [EditTarget]>,
+}
+
+/// The name of the tool whose arguments [`Shape::edit_targets`] constrains.
+pub const EDIT_TOOL: &str = "edit_file";
 
 /// The name of the start rule of every generated grammar.
 pub const ROOT: &str = "root";
@@ -33,6 +49,11 @@ pub const ROOT: &str = "root";
 /// Builds the grammar for `tools` (the offered tools, `answer` included when `mode` uses it).
 /// `None` when there are no tools: the output is free text.
 pub fn build_grammar(tools: &[ToolSpec], mode: AnswerMode) -> Option<String> {
+    build_shaped_grammar(tools, mode, Shape::default())
+}
+
+/// [`build_grammar`] with the limits and edit targets of `shape`.
+pub fn build_shaped_grammar(tools: &[ToolSpec], mode: AnswerMode, shape: Shape<'_>) -> Option<String> {
     if tools.is_empty() {
         return None;
     }
@@ -41,7 +62,14 @@ pub fn build_grammar(tools: &[ToolSpec], mode: AnswerMode) -> Option<String> {
     let mut final_alternative = None;
     for (index, tool) in tools.iter().enumerate() {
         let prefix = format!("t{index}-{}", schema::rule_word(&tool.name));
-        let args = builder.schema_rule(&tool.input_schema, &tool.input_schema, &prefix, 0);
+        let args = match shape.edit_targets {
+            Some(targets) if tool.name == EDIT_TOOL => match edit::edit_args_rule(&mut builder, targets) {
+                Some(rule) => rule,
+                // Nothing read that could be edited: the model reads first.
+                None => continue,
+            },
+            Some(_) | None => builder.schema_rule(&tool.input_schema, &tool.input_schema, &prefix, 0),
+        };
         let head = literal(&format!("{}, \"arguments\": ", crate::pyjson::to_string(&tool.name)));
         let alternative = format!("{head} {args}");
         if mode != AnswerMode::ToolRequired && tool.name == FINAL_ANSWER_TOOL {
@@ -60,7 +88,12 @@ pub fn build_grammar(tools: &[ToolSpec], mode: AnswerMode) -> Option<String> {
     }
     if !call_alternatives.is_empty() {
         rules.push(format!("call ::= {open} ( {} ) {close}", call_alternatives.join(" | ")));
-        rules.push(format!("calls ::= call ( {} call )*", literal("\n")));
+        let more = match shape.max_calls {
+            0 => format!("( {} call )*", literal("\n")),
+            1 => String::new(),
+            max => format!("( {} call ){{0,{}}}", literal("\n"), max - 1),
+        };
+        rules.push(format!("calls ::= call {more}").trim_end().to_string());
         root.push("calls".to_string());
     }
     if matches!(mode, AnswerMode::Text | AnswerMode::Auto) || root.is_empty() {

@@ -235,7 +235,7 @@ impl Builder {
     }
 
     /// Adds `name ::= body` (a fresh name if taken) and returns the name.
-    fn named(&mut self, name: &str, body: &str) -> String {
+    pub(crate) fn named(&mut self, name: &str, body: &str) -> String {
         let mut unique = name.to_string();
         let mut n = 1;
         while self.rules.contains_key(&unique) || PRIMITIVES.iter().any(|(p, _)| *p == unique) {
@@ -247,7 +247,8 @@ impl Builder {
         unique
     }
 
-    fn primitive(&mut self, name: &'static str) -> String {
+    /// Marks the shared primitive `name` (and what it uses) as needed; returns its rule name.
+    pub(crate) fn primitive(&mut self, name: &'static str) -> String {
         let mut pending = vec![name];
         while let Some(next) = pending.pop() {
             if !self.primitives.contains(&next) {

@@ -1,0 +1,112 @@
+//! The `edit_file` grammar: edits that always apply.
+//!
+//! A small model copying `old_string` from a line-numbered `read_file` result gets it wrong often
+//! (line numbers kept, indentation lost, a word changed), and every such edit fails. With the
+//! current content of the files the model has read, the grammar only allows a `path` among those
+//! files and an `old_string` that is one or more consecutive whole lines of that file starting at
+//! a line that occurs exactly once in it — so every `old_string` it admits is unique and present,
+//! and the edit applies:
+//!
+//! ```text
+//! edit      ::= "{" ( "\"path\": \"a.py\", \"old_string\": " e0-old | … ) ", \"new_string\": " string "}"
+//! e0-old    ::= "\"" ( e0-l3 | e0-l7 | … ) "\""          (lines occurring once in a.py)
+//! e0-lI     ::= "<line I, JSON-escaped>" ( "\\n" e0-l(I+1) )?
+//! ```
+//!
+//! The rules are linear in the number of lines (a range is a start line and a continuation chain).
+
+use super::literal;
+use super::schema::Builder;
+
+/// Files larger than this are left out (their edits fall back to the plain schema).
+pub const MAX_FILE_BYTES: usize = 32 * 1024;
+
+/// A file the model has read in this conversation, with its content now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditTarget {
+    /// The path as the model wrote it in its calls (relative to the workspace or absolute).
+    pub path: String,
+    /// The file's current content (UTF-8, LF line endings).
+    pub content: String,
+}
+
+impl EditTarget {
+    /// Whether the grammar can describe edits of this file: at most [`MAX_FILE_BYTES`], LF line
+    /// endings, and at least one line that occurs exactly once.
+    pub fn editable(&self) -> bool {
+        self.content.len() <= MAX_FILE_BYTES
+            && !self.content.contains('\r')
+            && lines(&self.content).iter().any(|line| unique_start(&self.content, line))
+    }
+}
+
+/// The lines of `content` (a final newline does not start an empty line).
+fn lines(content: &str) -> Vec<&str> {
+    let mut lines: Vec<&str> = content.split('\n').collect();
+    if lines.last() == Some(&"") {
+        lines.pop();
+    }
+    lines
+}
+
+/// Whether an `old_string` may start with `line`: it is not blank and occurs once in `content`.
+fn unique_start(content: &str, line: &str) -> bool {
+    !line.trim().is_empty() && content.matches(line).count() == 1
+}
+
+/// `text` as it appears inside a JSON string written by [`crate::pyjson`] (no quotes).
+fn json_inner(text: &str) -> String {
+    let quoted = crate::pyjson::to_string(text);
+    quoted[1..quoted.len() - 1].to_string()
+}
+
+/// Adds the rules for `edit_file` arguments over `targets` (the editable ones) and returns the
+/// rule name; `None` when no target is editable (the tool is then left out of the grammar).
+pub(crate) fn edit_args_rule(builder: &mut Builder, targets: &[EditTarget]) -> Option<String> {
+    let mut alternatives = Vec::new();
+    for (index, target) in targets.iter().filter(|target| target.editable()).enumerate() {
+        let lines = lines(&target.content);
+        let names: Vec<String> = (0..lines.len()).map(|i| format!("e{index}-l{i}")).collect();
+        // From the last line back, so each rule's continuation is already named.
+        let mut starts = Vec::new();
+        for (i, line) in lines.iter().enumerate().rev() {
+            let text = json_inner(line);
+            let next = names.get(i + 1).map(|next| format!("( {} {next} )?", literal(r"\n")));
+            let body = match (text.is_empty(), next) {
+                (false, Some(next)) => format!("{} {next}", literal(&text)),
+                (false, None) => literal(&text),
+                (true, Some(next)) => next,
+                (true, None) => literal(""),
+            };
+            builder.named(&names[i], &body);
+            if unique_start(&target.content, line) {
+                starts.push(names[i].clone());
+            }
+        }
+        starts.reverse();
+        let old = builder.named(
+            &format!("e{index}-old"),
+            &format!("{quote} ( {} ) {quote}", starts.join(" | "), quote = literal("\"")),
+        );
+        let head = format!("\"path\": {}, \"old_string\": ", crate::pyjson::to_string(target.path.as_str()));
+        alternatives.push(format!("{} {old}", literal(&head)));
+    }
+    if alternatives.is_empty() {
+        return None;
+    }
+    let string = builder.primitive("string");
+    Some(builder.named(
+        "edit-file-args",
+        &format!(
+            "{} ( {} ) {} {string} {}",
+            literal("{"),
+            alternatives.join(" | "),
+            literal(", \"new_string\": "),
+            literal("}")
+        ),
+    ))
+}
+
+#[cfg(test)]
+#[path = "edit_tests.rs"]
+mod tests;

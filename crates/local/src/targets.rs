@@ -1,0 +1,111 @@
+//! The files the model has read in a conversation, for the edit grammar
+//! ([`crate::grammar::EditTarget`]).
+//!
+//! A file counts as read when a `read_file`, `write_file` or `edit_file` call on it got a result
+//! that is not an error (the tools' stale-edit check accepts edits of exactly those files). Its
+//! content is read from disk now, so the grammar follows every change made since.
+
+use std::path::Path;
+
+use lathe_protocol::{LedgerItem, ModelRequest};
+
+use crate::grammar::{EditTarget, MAX_FILE_BYTES};
+
+/// Tools whose successful call means the file's current content is known to the tools.
+const READING_TOOLS: [&str; 3] = ["read_file", "write_file", "edit_file"];
+
+/// Files the grammar describes at most (the most recently used ones).
+pub const MAX_TARGETS: usize = 8;
+
+/// The files `request`'s conversation has read, most recent last, resolved against `workspace`;
+/// unreadable, non-UTF-8 or larger-than-[`MAX_FILE_BYTES`] files are left out.
+pub fn edit_targets(request: &ModelRequest, workspace: &Path) -> Vec<EditTarget> {
+    let mut calls = std::collections::HashMap::new();
+    let mut paths: Vec<String> = Vec::new();
+    for item in &request.messages {
+        match item {
+            LedgerItem::Assistant(message) => {
+                for call in message.tool_calls() {
+                    if READING_TOOLS.contains(&call.name.as_str())
+                        && let Some(path) = call.arguments.get("path").and_then(|path| path.as_str())
+                    {
+                        calls.insert(call.id.clone(), path.to_string());
+                    }
+                }
+            }
+            LedgerItem::ToolResult(result) if !result.is_error => {
+                if let Some(path) = calls.get(&result.call_id) {
+                    paths.retain(|seen| seen != path);
+                    paths.push(path.clone());
+                }
+            }
+            LedgerItem::ToolResult(_)
+            | LedgerItem::User(_)
+            | LedgerItem::Compaction(_)
+            | LedgerItem::Meta(_) => {}
+        }
+    }
+    let mut targets: Vec<EditTarget> = paths
+        .into_iter()
+        .filter_map(|path| {
+            let full = workspace.join(&path);
+            let meta = std::fs::metadata(&full).ok()?;
+            if !meta.is_file() || meta.len() > MAX_FILE_BYTES as u64 {
+                return None;
+            }
+            let content = std::fs::read_to_string(&full).ok()?;
+            Some(EditTarget { path, content })
+        })
+        .collect();
+    let excess = targets.len().saturating_sub(MAX_TARGETS);
+    targets.drain(..excess);
+    targets
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use lathe_protocol::{AssistantMessage, Content, ToolCall, ToolResult, ToolStatus};
+    use serde_json::json;
+
+    fn call(id: &str, name: &str, path: &str) -> LedgerItem {
+        LedgerItem::Assistant(AssistantMessage {
+            content: vec![Content::ToolCall(ToolCall {
+                id: id.into(),
+                name: name.into(),
+                arguments: json!({"path": path}),
+                incomplete: None,
+            })],
+            ..AssistantMessage::default()
+        })
+    }
+
+    fn result(id: &str, is_error: bool) -> LedgerItem {
+        LedgerItem::ToolResult(ToolResult::text(id, "x", is_error, ToolStatus::Completed))
+    }
+
+    #[test]
+    fn read_files_are_targets_with_their_current_content() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.py"), "a = 1\n").unwrap();
+        std::fs::write(dir.path().join("b.py"), "b = 2\n").unwrap();
+        std::fs::create_dir(dir.path().join("pkg")).unwrap();
+        let request = ModelRequest {
+            messages: vec![
+                call("1", "read_file", "a.py"),
+                result("1", false),
+                call("2", "read_file", "b.py"),
+                result("2", true),
+                call("3", "read_file", "pkg"),
+                result("3", false),
+                call("4", "shell", "a.py"),
+                result("4", false),
+            ],
+            ..ModelRequest::default()
+        };
+        std::fs::write(dir.path().join("a.py"), "a = 3\n").unwrap();
+        let targets = edit_targets(&request, dir.path());
+        assert_eq!(targets, vec![EditTarget { path: "a.py".into(), content: "a = 3\n".into() }]);
+    }
+}
