@@ -80,6 +80,11 @@ pub struct Cli {
     #[arg(long)]
     pub max_turns: Option<u32>,
 
+    /// Tool calls of one model response that run (default 16, or less for a small local model; 0 =
+    /// unlimited); each call past it is answered "not run" so the model sends it again later.
+    #[arg(long, value_name = "N")]
+    pub max_calls_per_response: Option<u32>,
+
     /// Stop when the estimated cost reaches this many US dollars.
     #[arg(long, value_name = "USD")]
     pub max_cost: Option<f64>,
@@ -195,6 +200,7 @@ impl Cli {
             permission_mode: self.permission_mode.clone(),
             yolo: self.yolo,
             max_turns: self.max_turns,
+            max_calls_per_response: self.max_calls_per_response,
             max_cost_usd: self.max_cost,
             no_auto_compact: self.no_auto_compact,
             model_path: self.model_path.clone(),

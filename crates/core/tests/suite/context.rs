@@ -69,6 +69,7 @@ pub fn settings(window: u32, context: ContextSettings) -> AgentSettings {
     AgentSettings {
         model: "mock-model".into(),
         max_turns: 1_000,
+        max_calls_per_response: lathe_core::guards::DEFAULT_MAX_CALLS_PER_RESPONSE,
         max_cost_usd: None,
         max_output_tokens: 8_192,
         permission_mode: PermissionMode::Default,
