@@ -391,6 +391,11 @@ impl Agent {
                 let prompt_left_out = recovery::prompt_unanswered(&self.ledger);
                 self.append(recovery::request_failed(&error));
                 let message = recovery::failure_message(&error, prompt_left_out);
+                // An overflow still here could not be recovered (automatic compaction is off):
+                // the run stopped on the window, not on a provider fault.
+                if matches!(error, ProviderError::ContextWindowExceeded { .. }) {
+                    return StopCause::ContextExhausted { detail: message };
+                }
                 return StopCause::Error { kind: error.kind().to_string(), message };
             }
             let Some(LedgerItem::Assistant(message)) = self.ledger.last() else {
