@@ -297,3 +297,7 @@ fn default_model(protocol: Protocol) -> &'static str {
         Protocol::OpenAiChat | Protocol::OpenAiResponses => "gpt-4.1",
     }
 }
+
+#[cfg(test)]
+#[path = "config_tests.rs"]
+mod tests;
