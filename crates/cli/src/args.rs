@@ -14,7 +14,8 @@ pub const EXIT_FAILED: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
 /// Exit status when the model provider failed (HTTP/API error, network, authentication).
 pub const EXIT_API: u8 = 3;
-/// Exit status when a limit stopped the run (max turns, cost budget, no progress).
+/// Exit status when a limit or guard stopped the run (max turns, cost budget, no progress, the
+/// context window).
 pub const EXIT_LIMIT: u8 = 4;
 /// Exit status when the run was cancelled (Ctrl+C).
 pub const EXIT_CANCELLED: u8 = 130;
@@ -25,8 +26,9 @@ Exit status:
   1    the run failed (model refusal, a hook stopped it, session file error, internal error)
   2    usage or configuration error (bad flag, missing -C directory, unreadable config, unknown provider)
   3    model provider error (HTTP/API error, authentication, network, server down)
-  4    a limit stopped the run (--max-turns, --max-cost, no progress: the same call failing 3 times, or
-       the conversation cannot be compacted to fit the context window: 3 failed compactions in a row)
+  4    a limit or guard stopped the run (--max-turns, --max-cost; no progress: the same call failing 3
+       times in a row, or 3 calls refused as repeats of a call already made twice; the conversation does
+       not fit the context window: automatic compaction off, or 3 failed compactions in a row)
   130  cancelled (Ctrl+C)
 
 Configuration: ~/.lathe/config.toml, then <project>/.lathe/config.toml, then LATHE_PROVIDER /
@@ -79,6 +81,11 @@ pub struct Cli {
     /// Model requests allowed for this prompt (default 50).
     #[arg(long)]
     pub max_turns: Option<u32>,
+
+    /// Tool calls of one model response that run (default 16, or less for a small local model; 0 =
+    /// unlimited); each call past it is answered "not run" so the model sends it again later.
+    #[arg(long, value_name = "N")]
+    pub max_calls_per_response: Option<u32>,
 
     /// Stop when the estimated cost reaches this many US dollars.
     #[arg(long, value_name = "USD")]
@@ -195,6 +202,7 @@ impl Cli {
             permission_mode: self.permission_mode.clone(),
             yolo: self.yolo,
             max_turns: self.max_turns,
+            max_calls_per_response: self.max_calls_per_response,
             max_cost_usd: self.max_cost,
             no_auto_compact: self.no_auto_compact,
             model_path: self.model_path.clone(),

@@ -25,7 +25,7 @@
 
 use std::io::Write;
 
-use lathe_protocol::{AgentEvent, RunStats, StopCause, ToolStatus};
+use lathe_protocol::{AgentEvent, RunStats, StopCause, ToolResult, ToolStatus};
 use serde_json::{Value, json};
 
 use crate::args::OutputFormat;
@@ -38,12 +38,20 @@ pub struct Printer {
     calls: std::collections::HashMap<String, (String, Value)>,
     /// Calls the permission policy refused: `{tool_name, tool_use_id, tool_input}`.
     denials: Vec<Value>,
+    /// The same calls as text-mode lines: `denied: shell `rm -rf x` — reason`.
+    denial_lines: Vec<String>,
 }
 
 impl Printer {
     /// A printer for `format`.
     pub fn new(format: OutputFormat, session_id: String) -> Printer {
-        Printer { format, session_id, calls: Default::default(), denials: Vec::new() }
+        Printer {
+            format,
+            session_id,
+            calls: Default::default(),
+            denials: Vec::new(),
+            denial_lines: Vec::new(),
+        }
     }
 
     /// The `init` line (stream-json only).
@@ -85,6 +93,7 @@ impl Printer {
                 let call = self.calls.remove(&result.call_id);
                 if result.status == ToolStatus::Denied {
                     let (name, input) = call.unwrap_or_default();
+                    self.denial_lines.push(denial_line(&name, &input, result));
                     self.denials
                         .push(json!({"tool_name": name, "tool_use_id": result.call_id, "tool_input": input}));
                 }
@@ -212,6 +221,9 @@ impl Printer {
                 if !final_text.is_empty() {
                     println!("{}", final_text.trim_end());
                 }
+                for denial in &self.denial_lines {
+                    eprintln!("{denial}");
+                }
                 if !cause.is_success() {
                     eprintln!("lathe: {}", describe(cause));
                 }
@@ -270,6 +282,28 @@ pub fn describe(cause: &StopCause) -> String {
         StopCause::Hook { reason } => format!("stopped by a hook: {reason}"),
         StopCause::Error { message, .. } => format!("error: {message}"),
     }
+}
+
+/// One line about a denied call for text mode: `denied: shell `rm -rf x` — why`, the call shown by
+/// its receipt's summary (else its arguments), the reason from its result, each cut to one line.
+fn denial_line(name: &str, input: &Value, result: &ToolResult) -> String {
+    let summary = result.receipt.as_ref().map(|receipt| receipt.summary.clone()).unwrap_or_default();
+    let shown = if summary.is_empty() { input.to_string() } else { summary };
+    let text = result.text_content();
+    let reason = text.lines().next().unwrap_or("").trim_start_matches("error: ");
+    let reason = reason.strip_suffix(" The call was not run.").unwrap_or(reason);
+    format!("denied: {name} `{}` — {}", cut(&shown, 120), cut(reason, 300))
+}
+
+/// `text` on one line, cut to `max` characters with an ellipsis.
+fn cut(text: &str, max: usize) -> String {
+    let line = text.replace('\n', " ");
+    if line.chars().count() <= max {
+        return line;
+    }
+    let mut short: String = line.chars().take(max).collect();
+    short.push('…');
+    short
 }
 
 fn status_name(status: ToolStatus) -> &'static str {

@@ -3,8 +3,9 @@
 //! One user turn: append the user message (persisted first) → loop { stop checks → pairing guard →
 //! request → stream events to the front end → append the assistant message → no tool calls? done :
 //! run the calls and append their results }. The loop ends on: no tool calls, cancel, max turns, the
-//! cost budget, or no progress (the same call failing the same way 3 times in a row). Whatever the
-//! exit, every tool call in the ledger has its result, and the session file is synced.
+//! cost budget, or no progress (the same call failing the same way 3 times in a row, or 3 calls
+//! refused by [`crate::guards`] as repeats). Whatever the exit, every tool call in the ledger has
+//! its result, and the session file is synced.
 //!
 //! A session file that cannot be written never stops a run: the first failed append is reported
 //! as a warning (the session is incomplete from there) and the loop goes on in memory. Before a call
@@ -32,6 +33,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::context::{Budget, ContextManager, ContextSettings};
 use crate::exec::{Approver, Executor, interrupted};
+use crate::guards::CallGuard;
 use crate::history::FileHistory;
 use crate::hooks::Hooks;
 use crate::instructions::RuleSet;
@@ -54,6 +56,9 @@ pub struct AgentSettings {
     pub model: String,
     /// Model requests allowed per user turn.
     pub max_turns: u32,
+    /// Tool calls of one response that run; the rest are answered, not run (0 = unlimited; see
+    /// [`crate::guards`]).
+    pub max_calls_per_response: u32,
     /// Cost budget in US dollars for the session's runs; `None` = unlimited.
     pub max_cost_usd: Option<f64>,
     /// Output-token limit per response.
@@ -294,6 +299,7 @@ impl Agent {
         let mut continuations = 0u32;
         let mut images_replaced = false;
         let mut progress = ProgressGuard::default();
+        let mut guard = CallGuard::new(self.settings.max_calls_per_response);
         let mut stop_hook_active = false;
         loop {
             if cancel.is_cancelled() {
@@ -385,6 +391,11 @@ impl Agent {
                 let prompt_left_out = recovery::prompt_unanswered(&self.ledger);
                 self.append(recovery::request_failed(&error));
                 let message = recovery::failure_message(&error, prompt_left_out);
+                // An overflow still here could not be recovered (automatic compaction is off):
+                // the run stopped on the window, not on a provider fault.
+                if matches!(error, ProviderError::ContextWindowExceeded { .. }) {
+                    return StopCause::ContextExhausted { detail: message };
+                }
                 return StopCause::Error { kind: error.kind().to_string(), message };
             }
             let Some(LedgerItem::Assistant(message)) = self.ledger.last() else {
@@ -432,7 +443,7 @@ impl Agent {
                     hooks: &self.hooks,
                     stop: std::sync::Mutex::new(None),
                 };
-                let executed = executor.run_all(&calls).await;
+                let executed = executor.run_all(&calls, &mut guard).await;
                 (executed, executor.stop.into_inner().ok().flatten())
             };
             for (call, done) in calls.iter().zip(executed) {
@@ -453,7 +464,7 @@ impl Agent {
             if let Some(reason) = hook_stop {
                 return StopCause::Hook { reason };
             }
-            if let Some(detail) = progress.stalled() {
+            if let Some(detail) = guard.stalled().or_else(|| progress.stalled()) {
                 return StopCause::NoProgress { detail };
             }
         }

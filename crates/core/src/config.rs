@@ -6,6 +6,7 @@
 //! model = "deepseek-chat"
 //! permission_mode = "accept-edits"
 //! max_turns = 50
+//! max_calls_per_response = 16     # tool calls of one response that run; 0 = unlimited
 //! max_cost_usd = 2.0
 //! context_window = 32000           # tokens; overrides the model catalog (also per provider)
 //! auto_compact = true              # compact when the conversation would not fit (--no-auto-compact)
@@ -158,6 +159,9 @@ pub struct ConfigLayer {
     pub permission_mode: Option<PermissionMode>,
     /// Model requests per user turn (default 50).
     pub max_turns: Option<u32>,
+    /// Tool calls of one response that run, the rest answered without running (0 = unlimited;
+    /// default: the provider's suggestion, else 16).
+    pub max_calls_per_response: Option<u32>,
     /// Cost budget in US dollars for one run.
     pub max_cost_usd: Option<f64>,
     /// Output-token limit per response.
@@ -217,6 +221,7 @@ impl ConfigLayer {
         overlay(&mut self.base_url, &later.base_url);
         overlay(&mut self.permission_mode, &later.permission_mode);
         overlay(&mut self.max_turns, &later.max_turns);
+        overlay(&mut self.max_calls_per_response, &later.max_calls_per_response);
         overlay(&mut self.max_cost_usd, &later.max_cost_usd);
         overlay(&mut self.max_output_tokens, &later.max_output_tokens);
         overlay(&mut self.shell_timeout_ms, &later.shell_timeout_ms);

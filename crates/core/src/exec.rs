@@ -10,6 +10,9 @@
 //! added to the result) → [`ToolResult`] with a [`Receipt`] naming the rule, mode or hook that
 //! decided. The executor only enforces; every judgement is the policy's or a hook's.
 //!
+//! Before any of that, the run's [`CallGuard`] may refuse a call (too many calls in one response,
+//! a call repeated too often); a refused call is answered with why, not run.
+//!
 //! Scheduling: calls are grouped in model order into batches; consecutive read-only calls form one
 //! batch and run concurrently, every other call is a batch of its own. Results are returned in model
 //! order whatever order they finished in.
@@ -25,6 +28,7 @@ use lathe_protocol::{
 use lathe_tools::{DynTool, ToolContext, ToolError, ToolRegistry};
 use tokio::sync::{Mutex, mpsc};
 
+use crate::guards::{CallGuard, Refusal};
 use crate::hooks::{HookEvent, HookVerdict, Hooks, PermissionVerdict};
 
 /// Answers permission prompts. The headless front end has none; an interactive one implements it by
@@ -68,16 +72,67 @@ pub(crate) struct Executor<'a> {
 
 impl Executor<'_> {
     /// Runs `calls` (one response's, in model order) and returns their results in the same order.
-    pub async fn run_all(&self, calls: &[ToolCall]) -> Vec<Executed> {
+    /// Each call is first put to `guard` (in model order, before its batch starts): a refused call
+    /// is answered, not run.
+    pub async fn run_all(&self, calls: &[ToolCall], guard: &mut CallGuard) -> Vec<Executed> {
         let mut results = Vec::with_capacity(calls.len());
+        let mut index = 0;
         for batch in self.batches(calls) {
+            let first = index;
+            index += batch.len();
             if self.ctx.cancel.is_cancelled() {
                 results.extend(batch.iter().map(|call| interrupted(call, "cancelled before it started")));
                 continue;
             }
-            results.extend(join_all(batch.iter().map(|call| self.run_one(call))).await);
+            let refusals: Vec<Option<Refusal>> = batch
+                .iter()
+                .enumerate()
+                .map(|(offset, call)| self.screen(guard, call, first + offset, calls.len()))
+                .collect();
+            let done = join_all(batch.iter().zip(refusals).map(|(call, refusal)| async move {
+                match refusal {
+                    Some(refusal) => self.refuse(call, refusal),
+                    None => self.run_one(call).await,
+                }
+            }))
+            .await;
+            for (call, executed) in batch.iter().zip(&done) {
+                guard.ran(call, self.effect_of(call) != Effect::ReadOnly, &executed.result);
+            }
+            results.extend(done);
         }
         results
+    }
+
+    /// Puts `call` to the guards, unless it would not run anyway (response cut short, incomplete
+    /// arguments, unknown tool: [`Self::prepare`] answers those).
+    fn screen(&self, guard: &mut CallGuard, call: &ToolCall, index: usize, total: usize) -> Option<Refusal> {
+        if self.cut_short.is_some() || call.incomplete.is_some() || self.tools.get(&call.name).is_none() {
+            return None;
+        }
+        guard.check(call, index, total)
+    }
+
+    /// The result of a call the guards refused.
+    fn refuse(&self, call: &ToolCall, refusal: Refusal) -> Executed {
+        let _ = self.events.send(AgentEvent::ToolCallStarted { call: call.clone() });
+        let started_ms =
+            SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
+        let receipt = Receipt {
+            tool: call.name.clone(),
+            started_ms,
+            decision: refusal.decision.into(),
+            summary: self.tools.get(&call.name).map(|tool| tool.summary(&call.arguments)).unwrap_or_default(),
+            ..Receipt::default()
+        };
+        let result = ToolResult {
+            call_id: call.id.clone(),
+            content: vec![Content::text(refusal.message)],
+            is_error: true,
+            status: ToolStatus::Failed,
+            receipt: Some(receipt),
+        };
+        Executed { result, tool: call.name.clone(), elapsed_ms: 0 }
     }
 
     fn effect_of(&self, call: &ToolCall) -> Effect {

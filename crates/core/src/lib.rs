@@ -14,6 +14,7 @@ mod controls;
 pub mod definitions;
 pub mod exec;
 pub mod frontmatter;
+pub mod guards;
 pub mod history;
 pub mod hooks;
 pub mod host;

@@ -86,6 +86,12 @@ pub trait Provider: Send + Sync {
     fn name(&self) -> &str;
     /// Streams one response.
     fn stream(&self, request: &ModelRequest, cancel: CancellationToken) -> ModelStream;
+    /// The tool calls of one response this provider's model is suggested to have run, when it is
+    /// smaller than Lathe's default (a small local model); the user's setting wins. `None` = no
+    /// suggestion.
+    fn max_calls_per_response(&self) -> Option<u32> {
+        None
+    }
 }
 
 /// Builds the HTTP adapter for `config.protocol`.

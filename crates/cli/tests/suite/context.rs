@@ -197,7 +197,7 @@ async fn a_provider_that_always_says_prompt_too_long_stops_with_exit_4_after_thr
 }
 
 #[tokio::test]
-async fn with_auto_compaction_off_prompt_too_long_is_a_provider_error() {
+async fn with_auto_compaction_off_prompt_too_long_stops_with_exit_4_and_error_context() {
     for (config, flag) in [("auto_compact = false", None), ("", Some("--no-auto-compact"))] {
         let (_tmp, home, workspace) = setup(config);
         let server = MockServer::start(Mode::Scripted(too_long_forever())).await.expect("mock");
@@ -206,9 +206,21 @@ async fn with_auto_compaction_off_prompt_too_long_is_a_provider_error() {
         args.extend(flag);
         let out = lathe(&home, &workspace, &args).await;
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(3), "{stderr}");
+        assert_eq!(out.status.code(), Some(4), "{stderr}");
         assert!(stderr.contains("prompt is too long"), "{stderr}");
         assert_eq!(server.requests().len(), 1);
+
+        args.extend(["--output-format", "json"]);
+        let out = lathe(&home, &workspace, &args).await;
+        assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stderr));
+        let result: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON result");
+        assert_eq!(result["subtype"], "error_context", "{result}");
+        assert_eq!(result["is_error"], true, "{result}");
+        let message = result["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("prompt is too long") && message.contains("start a new session"),
+            "{result}"
+        );
     }
 }
 

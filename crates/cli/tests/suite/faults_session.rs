@@ -67,9 +67,9 @@ async fn a_prompt_whose_request_failed_is_not_glued_to_the_next_one() {
         let env = Env::new(FAST_RETRIES);
         let too_long = json!({"error": {"status": 400, "message": "prompt is too long: 250000 tokens > 200000 maximum"}});
         let server = serve(json!({"turns": [too_long, too_long, too_long, {"text": "ok"}]})).await;
-        // Without automatic compaction, "prompt too long" is the provider's error that ends the run.
+        // Without automatic compaction, "prompt too long" ends the run on the context window.
         let first = output(env.run_against(&server, provider, "first task", &["--no-auto-compact"])).await;
-        assert_eq!(first.status.code(), Some(3), "{provider}: {}", stderr(&first));
+        assert_eq!(first.status.code(), Some(4), "{provider}: {}", stderr(&first));
         let err = stderr(&first);
         assert!(
             err.contains("start a new session") && err.contains("not kept in the session"),

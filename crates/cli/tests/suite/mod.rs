@@ -5,6 +5,7 @@ mod extensions;
 mod faults_session;
 mod faults_stream;
 mod faults_tools;
+mod guards;
 mod harness;
 mod headless;
 mod hooks;

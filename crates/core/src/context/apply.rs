@@ -81,9 +81,13 @@ impl Agent {
         match self.compact(CompactionTrigger::Overflow, None, events, cancel).await {
             CompactOutcome::Compacted => None,
             CompactOutcome::Exhausted(detail) => Some(StopCause::ContextExhausted { detail }),
-            CompactOutcome::NothingToCompact => {
-                Some(StopCause::Error { kind: error.kind().to_string(), message: error.to_string() })
-            }
+            CompactOutcome::NothingToCompact => Some(StopCause::ContextExhausted {
+                detail: format!(
+                    "{error}: the request does not fit the model's context window of {} tokens and there is \
+                     nothing to compact; send a shorter prompt, or set context_window if the model accepts more",
+                    self.context.budget().window
+                ),
+            }),
             CompactOutcome::Cancelled => Some(StopCause::Cancelled),
         }
     }

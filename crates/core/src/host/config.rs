@@ -17,6 +17,7 @@ use super::flags::Flags;
 use super::{StartError, local};
 use crate::agent::AgentSettings;
 use crate::config::ConfigLayer;
+use crate::guards::DEFAULT_MAX_CALLS_PER_RESPONSE;
 use crate::paths;
 
 /// Model requests per user turn when nothing says otherwise.
@@ -41,6 +42,9 @@ pub struct Config {
     pub permission_mode: PermissionMode,
     /// Model requests per user turn.
     pub max_turns: u32,
+    /// Tool calls of one response that run (0 = unlimited); `None` = the provider's suggestion,
+    /// else [`DEFAULT_MAX_CALLS_PER_RESPONSE`].
+    pub max_calls_per_response: Option<u32>,
     /// Cost budget in US dollars; `None` = unlimited.
     pub max_cost_usd: Option<f64>,
     /// Output-token limit per response.
@@ -96,6 +100,7 @@ impl Config {
             provider: layer.provider.clone().unwrap_or_else(|| default_provider().to_string()),
             permission_mode: layer.permission_mode.unwrap_or_default(),
             max_turns: layer.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
+            max_calls_per_response: layer.max_calls_per_response,
             max_cost_usd: layer.max_cost_usd,
             max_output_tokens: layer.max_output_tokens.unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS),
             shell_timeout_ms: layer.shell_timeout_ms,
@@ -169,6 +174,10 @@ impl Config {
         AgentSettings {
             model: resolved.model.clone(),
             max_turns: self.max_turns,
+            max_calls_per_response: self
+                .max_calls_per_response
+                .or_else(|| resolved.provider.max_calls_per_response())
+                .unwrap_or(DEFAULT_MAX_CALLS_PER_RESPONSE),
             max_cost_usd: self.max_cost_usd,
             max_output_tokens: self.max_output_tokens,
             permission_mode: self.permission_mode,
@@ -234,6 +243,7 @@ fn flags_layer(flags: &Flags) -> Result<ConfigLayer, StartError> {
         base_url: flags.base_url.clone(),
         permission_mode,
         max_turns: flags.max_turns,
+        max_calls_per_response: flags.max_calls_per_response,
         max_cost_usd: flags.max_cost_usd,
         auto_compact: flags.no_auto_compact.then_some(false),
         ..ConfigLayer::default()
@@ -287,3 +297,7 @@ fn default_model(protocol: Protocol) -> &'static str {
         Protocol::OpenAiChat | Protocol::OpenAiResponses => "gpt-4.1",
     }
 }
+
+#[cfg(test)]
+#[path = "config_tests.rs"]
+mod tests;

@@ -21,6 +21,8 @@ pub struct Flags {
     pub yolo: bool,
     /// Model requests per user turn (`--max-turns`); at least 1.
     pub max_turns: Option<u32>,
+    /// Tool calls of one response that run (`--max-calls-per-response`); 0 = unlimited.
+    pub max_calls_per_response: Option<u32>,
     /// Cost budget in US dollars (`--max-cost`); positive.
     pub max_cost_usd: Option<f64>,
     /// `--no-auto-compact`: never compact automatically (over `auto_compact` in config).

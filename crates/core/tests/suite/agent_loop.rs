@@ -28,6 +28,7 @@ fn settings(mode: PermissionMode, max_turns: u32) -> AgentSettings {
     AgentSettings {
         model: "mock-model".into(),
         max_turns,
+        max_calls_per_response: lathe_core::guards::DEFAULT_MAX_CALLS_PER_RESPONSE,
         max_cost_usd: None,
         max_output_tokens: 1024,
         permission_mode: mode,

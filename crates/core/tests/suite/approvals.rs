@@ -45,6 +45,7 @@ fn settings(mode: PermissionMode) -> AgentSettings {
     AgentSettings {
         model: "mock-model".into(),
         max_turns: 10,
+        max_calls_per_response: lathe_core::guards::DEFAULT_MAX_CALLS_PER_RESPONSE,
         max_cost_usd: None,
         max_output_tokens: 1024,
         permission_mode: mode,

@@ -69,6 +69,7 @@ pub fn settings(window: u32, context: ContextSettings) -> AgentSettings {
     AgentSettings {
         model: "mock-model".into(),
         max_turns: 1_000,
+        max_calls_per_response: lathe_core::guards::DEFAULT_MAX_CALLS_PER_RESPONSE,
         max_cost_usd: None,
         max_output_tokens: 8_192,
         permission_mode: PermissionMode::Default,
@@ -191,7 +192,7 @@ async fn a_long_reading_session_stays_inside_a_32k_window_over_each_protocol() {
 }
 
 #[tokio::test]
-async fn without_auto_compaction_the_overflow_is_the_providers_error() {
+async fn without_auto_compaction_the_overflow_ends_the_run_as_context_exhausted() {
     let dir = tempfile::tempdir().expect("tmp");
     seed_files(dir.path(), 40);
     let server = scripted(reading_script(40, 32_000)).await;
@@ -199,12 +200,13 @@ async fn without_auto_compaction_the_overflow_is_the_providers_error() {
     let mut agent = agent(&server, Protocol::Anthropic, dir.path(), settings(32_000, context));
     let run = run(&mut agent, &server, TASK).await;
     match &run.cause {
-        StopCause::Error { kind, message } => {
-            assert_eq!(kind, "context_window_exceeded");
-            assert!(message.contains("prompt is too long") || message.contains("context limit"), "{message}");
+        StopCause::ContextExhausted { detail } => {
+            assert!(detail.contains("prompt is too long") || detail.contains("context limit"), "{detail}");
+            assert!(detail.contains("start a new session"), "{detail}");
         }
-        other => panic!("expected the provider's error, got {other:?}"),
+        other => panic!("expected ContextExhausted with the provider's message, got {other:?}"),
     }
+    assert_eq!(run.cause.subtype(), "error_context");
     assert!(compactions(&run.events).is_empty());
 }
 

@@ -54,6 +54,7 @@ async fn run(mode: PermissionMode, hooks: Value, workspace: &std::path::Path) ->
     let settings = AgentSettings {
         model: "mock-model".into(),
         max_turns: 5,
+        max_calls_per_response: lathe_core::guards::DEFAULT_MAX_CALLS_PER_RESPONSE,
         max_cost_usd: None,
         max_output_tokens: 1024,
         permission_mode: mode,

@@ -6,7 +6,8 @@
 //! an existing text file keeps its encoding — UTF-8, UTF-8 with BOM, UTF-16 with BOM, Latin-1 —
 //! and its line-ending style; text the encoding cannot hold is refused with the reason, never
 //! converted) → create parent directories → write → record the new state (the file now counts as
-//! read) → summarise (size when created, what was kept and a short unified diff when overwritten).
+//! read) → summarise (size when created, what was kept and a short unified diff when overwritten,
+//! plus a warning when the new content drops most of the old lines: [`shrink_warning`]).
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -19,6 +20,9 @@ use crate::tool::{Access, Effect, Tool, ToolError, ToolOutput};
 
 /// Characters of diff shown after an overwrite.
 const MAX_DIFF_CHARS: usize = 4_000;
+
+/// Non-empty lines an overwritten file must have had for a shrink warning.
+const SHRINK_MIN_LINES: usize = 8;
 
 /// The `write_file` tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -109,10 +113,15 @@ impl Tool for WriteFile {
                 format!("Wrote {shown}: content unchanged ({size} bytes).")
             }
             (Some(old), old_text) => {
+                let shrink = old_text.as_deref().and_then(|old_text| shrink_warning(old_text, &args.content));
                 let old_text = old_text.unwrap_or_else(|| String::from_utf8_lossy(&old).into_owned());
                 let new_text = args.content.replace("\r\n", "\n");
                 let diff = unified_diff(&old_text.replace("\r\n", "\n"), &new_text, &shown, MAX_DIFF_CHARS);
-                format!("Overwrote {shown} ({size} bytes, {lines} lines{kept}).\n{diff}")
+                let mut summary = format!("Overwrote {shown} ({size} bytes, {lines} lines{kept}).\n{diff}");
+                if let Some(warning) = shrink {
+                    summary.push_str(&format!("\n{warning}"));
+                }
+                summary
             }
         };
         Ok(ToolOutput::text(summary))
@@ -169,6 +178,41 @@ pub(crate) fn stored_as_before(old: &[u8], content: &str) -> Result<Stored, Stri
         )
     })?;
     Ok(Stored { bytes, old_text: Some(decoded.text), kept })
+}
+
+/// A warning when `new` drops most of `old` (an existing text file the session has seen): when
+/// `old` has at least [`SHRINK_MIN_LINES`] non-empty lines and fewer than half of them are still
+/// in `new` (compared without trailing whitespace, each new line matching one old line at most).
+/// The write still happens; the warning lets a model that overwrote a file by mistake undo it.
+pub(crate) fn shrink_warning(old: &str, new: &str) -> Option<String> {
+    let old_lines: Vec<&str> = old.lines().map(str::trim_end).filter(|line| !line.is_empty()).collect();
+    if old_lines.len() < SHRINK_MIN_LINES {
+        return None;
+    }
+    let mut available: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for line in new.lines().map(str::trim_end).filter(|line| !line.is_empty()) {
+        *available.entry(line).or_default() += 1;
+    }
+    let new_count: usize = available.values().sum();
+    let kept = old_lines
+        .iter()
+        .filter(|line| match available.get_mut(*line) {
+            Some(left) if *left > 0 => {
+                *left -= 1;
+                true
+            }
+            Some(_) | None => false,
+        })
+        .count();
+    let total = old_lines.len();
+    (kept * 2 < total).then(|| {
+        format!(
+            "warning: this write removed {} of the {total} lines the file had (kept {kept}; the new content has \
+             {new_count} non-empty lines); if that was not intended, restore them: the previous content was \
+             shown when you read it.",
+            total - kept
+        )
+    })
 }
 
 /// Refuses to touch a file the session has not seen, or that changed on disk since.

@@ -105,3 +105,33 @@ async fn utf16_and_latin1_files_keep_their_encoding_or_the_write_is_refused() {
     );
     assert_eq!(ws.bytes("latin.txt"), b"d\xE9j\xE0 vu\n");
 }
+
+#[tokio::test]
+async fn overwriting_most_of_a_read_file_is_written_with_a_warning() {
+    let ws = Workspace::new();
+    let old: String = (1..=12).map(|i| format!("def f{i}():\n    return {i}\n\n")).collect();
+    ws.put("m.py", old.as_bytes());
+    ws.ok("read_file", json!({"path": "m.py"})).await;
+    let out = ws.ok("write_file", json!({"path": "m.py", "content": "def f1():\n    return 1\n"})).await;
+    assert!(out.contains("warning: this write removed 22 of the 24 lines the file had (kept 2;"), "{out}");
+    assert!(out.contains("restore them"), "{out}");
+    assert_eq!(ws.bytes("m.py"), b"def f1():\n    return 1\n", "the write still happens");
+}
+
+#[test]
+fn the_shrink_warning_needs_a_real_file_and_most_of_it_gone() {
+    use super::shrink_warning;
+    let lines = |n: usize| (0..n).map(|i| format!("line {i}\n")).collect::<String>();
+    // Small files are rewritten freely.
+    assert_eq!(shrink_warning(&lines(7), ""), None);
+    // Half kept (4 of 8) is not "most of it gone"; 3 of 8 is.
+    assert_eq!(shrink_warning(&lines(8), &lines(4)), None);
+    assert!(shrink_warning(&lines(8), &lines(3)).is_some_and(|w| w.contains("removed 5 of the 8 lines")));
+    // Reordered and re-indented-at-the-end lines still count as kept; blank lines never count.
+    let old = format!("{}\n\n\n", lines(10));
+    let reversed: String = old.lines().rev().map(|line| format!("{line}  \n")).collect();
+    assert_eq!(shrink_warning(&old, &reversed), None);
+    // One new line matches one old line at most.
+    let repeated = "same\n".repeat(10);
+    assert!(shrink_warning(&repeated, "same\nsame\n").is_some_and(|w| w.contains("kept 2")));
+}
