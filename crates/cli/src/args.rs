@@ -163,14 +163,14 @@ pub enum McpAction {
 pub enum ModelAction {
     /// Download the pinned local model (hash-checked) into Lathe's cache; a no-op when already there.
     Fetch {
-        /// Which model: 0.5b (default) or 1.5b.
-        #[arg(default_value = "0.5b")]
+        /// Which model: 1.5b (default) or 0.5b.
+        #[arg(default_value = "1.5b")]
         size: String,
     },
     /// Print where the local model file is expected.
     Path {
-        /// Which model: 0.5b (default) or 1.5b.
-        #[arg(default_value = "0.5b")]
+        /// Which model: 1.5b (default) or 0.5b.
+        #[arg(default_value = "1.5b")]
         size: String,
     },
 }

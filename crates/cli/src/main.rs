@@ -12,6 +12,7 @@ mod mcp;
 mod model;
 mod print;
 mod sessions;
+mod status;
 mod stdin;
 mod tui;
 
@@ -158,7 +159,18 @@ async fn print_mode(format: args::OutputFormat, session: SessionHandle, prompt: 
     let signalled = watch_signals(ops.clone());
     let _ = ops.send(AgentOp::UserInput { content: vec![Content::text(prompt)] });
     let mut finished = None;
-    while let Some(event) = events.recv().await {
+    let mut ticks = tokio::time::interval(std::time::Duration::from_millis(200));
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let ticking = printer.has_status_line();
+    loop {
+        let event = tokio::select! {
+            event = events.recv() => event,
+            _ = ticks.tick(), if ticking => {
+                printer.tick();
+                continue;
+            }
+        };
+        let Some(event) = event else { break };
         match &event {
             AgentEvent::SessionStarted { model, provider, tools, cwd, .. } => {
                 printer.init(model, provider, tools, cwd)

@@ -23,12 +23,13 @@
 //! line's `discards_partial` says that the attempt that broke had already streamed content; nothing of
 //! that attempt appears in any line.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
 use lathe_protocol::{AgentEvent, RunStats, StopCause, ToolResult, ToolStatus};
 use serde_json::{Value, json};
 
 use crate::args::OutputFormat;
+use crate::status::StatusLine;
 
 /// Writes events for one format.
 pub struct Printer {
@@ -40,6 +41,8 @@ pub struct Printer {
     denials: Vec<Value>,
     /// The same calls as text-mode lines: `denied: shell `rm -rf x` — reason`.
     denial_lines: Vec<String>,
+    /// The live status line of text mode on a terminal.
+    status: StatusLine,
 }
 
 impl Printer {
@@ -51,7 +54,19 @@ impl Printer {
             calls: Default::default(),
             denials: Vec::new(),
             denial_lines: Vec::new(),
+            status: StatusLine::new(format == OutputFormat::Text && std::io::stderr().is_terminal()),
         }
+    }
+
+    /// Whether a live status line is drawn (text mode, stderr a terminal): the caller then calls
+    /// [`Printer::tick`] a few times a second.
+    pub fn has_status_line(&self) -> bool {
+        self.status.enabled()
+    }
+
+    /// Redraws the status line (elapsed time, spinner).
+    pub fn tick(&mut self) {
+        self.status.draw();
     }
 
     /// The `init` line (stream-json only).
@@ -65,21 +80,48 @@ impl Printer {
     }
 
     /// A warning: stderr in text mode, a `warning` line in stream-json.
-    pub fn warning(&self, message: &str) {
+    pub fn warning(&mut self, message: &str) {
         match self.format {
             OutputFormat::StreamJson => line(&json!({"type": "warning", "message": message})),
-            OutputFormat::Text | OutputFormat::Json => eprintln!("lathe: warning: {message}"),
+            OutputFormat::Text | OutputFormat::Json => {
+                self.status.clear();
+                eprintln!("lathe: warning: {message}");
+                self.status.draw();
+            }
         }
     }
 
     /// Prints one event as it happens (and remembers denied calls for the result).
     pub fn event(&mut self, event: &AgentEvent) {
-        self.track_denials(event);
         match self.format {
             OutputFormat::StreamJson => self.stream_json(event),
-            OutputFormat::Text => text_progress(event),
+            OutputFormat::Text => {
+                self.status.clear();
+                if let AgentEvent::ToolResult { result, elapsed_ms, .. } = event {
+                    self.text_tool_result(result, *elapsed_ms);
+                } else {
+                    text_progress(event);
+                }
+                self.status.observe(event);
+                self.status.draw();
+            }
             OutputFormat::Json => {}
         }
+        self.track_denials(event);
+    }
+
+    /// A call and its result, printed together when the result arrives (the status line shows
+    /// the call while it runs): `● shell cargo test` / `  ✓ completed in 812 ms: first line`. An
+    /// error keeps more of its first line (a denial's hint says what would allow the call).
+    fn text_tool_result(&self, result: &ToolResult, elapsed_ms: u64) {
+        let (name, arguments) = self.calls.get(&result.call_id).cloned().unwrap_or_default();
+        let summary = result.receipt.as_ref().map(|receipt| receipt.summary.clone()).unwrap_or_default();
+        let shown = if summary.is_empty() { arguments.to_string() } else { summary };
+        eprintln!("● {name} {}", cut(&shown, 120));
+        let text = result.text_content();
+        let first = cut(text.lines().next().unwrap_or(""), if result.is_error { 400 } else { 100 });
+        let mark = if result.is_error { "✗" } else { "✓" };
+        eprintln!("  {mark} {} in {elapsed_ms} ms: {first}", status_name(result.status));
     }
 
     fn track_denials(&mut self, event: &AgentEvent) {
@@ -102,6 +144,7 @@ impl Printer {
             | AgentEvent::TurnStarted { .. }
             | AgentEvent::TextDelta { .. }
             | AgentEvent::ThinkingDelta { .. }
+            | AgentEvent::OutputProgress { .. }
             | AgentEvent::ToolCallStarted { .. }
             | AgentEvent::PermissionRequest { .. }
             | AgentEvent::Todos { .. }
@@ -202,6 +245,7 @@ impl Printer {
             | AgentEvent::TurnStarted { .. }
             | AgentEvent::TextDelta { .. }
             | AgentEvent::ThinkingDelta { .. }
+            | AgentEvent::OutputProgress { .. }
             | AgentEvent::ToolCallStarted { .. }
             | AgentEvent::PermissionRequest { .. }
             | AgentEvent::ModeChanged { .. }
@@ -215,9 +259,10 @@ impl Printer {
     }
 
     /// Prints the end of the run: the final text (text mode), the `result` object (json, stream-json).
-    pub fn finish(&self, cause: &StopCause, stats: &RunStats, final_text: &str) {
+    pub fn finish(&mut self, cause: &StopCause, stats: &RunStats, final_text: &str) {
         match self.format {
             OutputFormat::Text => {
+                self.status.clear();
                 if !final_text.is_empty() {
                     println!("{}", final_text.trim_end());
                 }
@@ -296,7 +341,7 @@ fn denial_line(name: &str, input: &Value, result: &ToolResult) -> String {
 }
 
 /// `text` on one line, cut to `max` characters with an ellipsis.
-fn cut(text: &str, max: usize) -> String {
+pub(crate) fn cut(text: &str, max: usize) -> String {
     let line = text.replace('\n', " ");
     if line.chars().count() <= max {
         return line;
@@ -317,17 +362,6 @@ fn status_name(status: ToolStatus) -> &'static str {
 
 fn text_progress(event: &AgentEvent) {
     match event {
-        AgentEvent::ToolCallStarted { call } => {
-            let args = call.arguments.to_string();
-            let args: String = args.chars().take(120).collect();
-            eprintln!("● {} {args}", call.name);
-        }
-        AgentEvent::ToolResult { result, elapsed_ms, .. } => {
-            let first = result.text_content();
-            let first: String = first.lines().next().unwrap_or("").chars().take(100).collect();
-            let mark = if result.is_error { "✗" } else { "✓" };
-            eprintln!("  {mark} {} in {elapsed_ms} ms: {first}", status_name(result.status));
-        }
         AgentEvent::Retry(info) => eprintln!("lathe: {}", info.describe()),
         AgentEvent::Warning { message } => eprintln!("lathe: warning: {message}"),
         AgentEvent::ContextPruned { results, tokens_before, tokens_after } => eprintln!(
@@ -346,6 +380,7 @@ fn text_progress(event: &AgentEvent) {
             | AgentEvent::TurnStarted { .. }
             | AgentEvent::TextDelta { .. }
             | AgentEvent::ThinkingDelta { .. }
+            | AgentEvent::OutputProgress { .. }
             | AgentEvent::AssistantMessage { .. }
             | AgentEvent::ToolResult { .. }
             | AgentEvent::PermissionRequest { .. }
@@ -362,10 +397,13 @@ fn text_progress(event: &AgentEvent) {
             | AgentEvent::Commands { .. }
             | AgentEvent::Finished { .. } => {}
         },
+        // Printed with their result (see `Printer::text_tool_result`).
+        AgentEvent::ToolCallStarted { .. } | AgentEvent::ToolResult { .. } => {}
         AgentEvent::SessionStarted { .. }
         | AgentEvent::TurnStarted { .. }
         | AgentEvent::TextDelta { .. }
         | AgentEvent::ThinkingDelta { .. }
+        | AgentEvent::OutputProgress { .. }
         | AgentEvent::AssistantMessage { .. }
         | AgentEvent::PermissionRequest { .. }
         | AgentEvent::Todos { .. }

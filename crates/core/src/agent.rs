@@ -492,6 +492,7 @@ impl Agent {
         let mut stream = self.provider.stream(&request, cancel.child_token());
         let mut acc = Accumulator::new(self.settings.thinking_format);
         let mut terminal = false;
+        let mut output_chars = 0u64;
         loop {
             let event = tokio::select! {
                 biased;
@@ -502,6 +503,26 @@ impl Agent {
                 event = stream.next() => event,
             };
             let Some(event) = event else { break };
+            let streamed = match &event {
+                ModelEvent::TextDelta { text } | ModelEvent::ThinkingDelta { text, .. } => {
+                    text.chars().count()
+                }
+                ModelEvent::ToolCallDelta { arguments, .. } => arguments.chars().count(),
+                ModelEvent::Started { .. }
+                | ModelEvent::RefusalDelta { .. }
+                | ModelEvent::ThinkingSignature { .. }
+                | ModelEvent::RedactedThinking { .. }
+                | ModelEvent::ToolCallStart { .. }
+                | ModelEvent::ToolCallEnd { .. }
+                | ModelEvent::Usage(_)
+                | ModelEvent::Retry(_)
+                | ModelEvent::Stop { .. }
+                | ModelEvent::Error { .. } => 0,
+            };
+            if streamed > 0 {
+                output_chars += streamed as u64;
+                let _ = events.send(AgentEvent::OutputProgress { chars: output_chars });
+            }
             match &event {
                 ModelEvent::TextDelta { text } => {
                     let _ = events.send(AgentEvent::TextDelta { text: text.clone() });

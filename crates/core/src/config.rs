@@ -113,6 +113,14 @@ pub struct LocalEntry {
     pub temperature: Option<f32>,
     /// CPU threads.
     pub threads: Option<u32>,
+    /// Logits added to the `answer` tool right after a tool result (0 = none).
+    pub answer_bias: Option<f32>,
+    /// Tool calls the grammar admits in one response (0 = any number; default 1).
+    pub max_calls_per_response: Option<u32>,
+    /// Limit `edit_file` to edits that apply to the files read (default true).
+    pub edit_grammar: Option<bool>,
+    /// A real tool call before the first answer of a user turn (default true).
+    pub act_first: Option<bool>,
 }
 
 /// OS sandbox settings (`[sandbox]`).
@@ -239,6 +247,10 @@ impl ConfigLayer {
         overlay(&mut self.local.context_tokens, &later.local.context_tokens);
         overlay(&mut self.local.temperature, &later.local.temperature);
         overlay(&mut self.local.threads, &later.local.threads);
+        overlay(&mut self.local.answer_bias, &later.local.answer_bias);
+        overlay(&mut self.local.max_calls_per_response, &later.local.max_calls_per_response);
+        overlay(&mut self.local.edit_grammar, &later.local.edit_grammar);
+        overlay(&mut self.local.act_first, &later.local.act_first);
         overlay(&mut self.sandbox.mode, &later.sandbox.mode);
         overlay(&mut self.sandbox.network, &later.sandbox.network);
         overlay(&mut self.shell_env.keep, &later.shell_env.keep);

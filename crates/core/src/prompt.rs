@@ -43,7 +43,8 @@ result, then make the next call. When the task is done or you know the answer, c
 
 Rules:
 - To change a file, first read it with read_file. Then call edit_file: old_string is one or more whole \
-lines copied exactly from the file (without the line numbers), new_string is what replaces them. Use \
+lines copied exactly from the file (without the line numbers), new_string is what replaces them. To add \
+lines, old_string is a line next to where they go and new_string is that line plus the new ones. Use \
 write_file only to create a new file.
 - Use shell to run programs and tests (python3 test_x.py) and to search (grep -rn name .).
 - Only change what the task asks for. Never delete code the task does not mention.

@@ -43,8 +43,10 @@ arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <fun
 
 /// Appended to the tools block in [`AnswerMode::FinalAnswerTool`]: small models otherwise keep
 /// calling tools after they have what the user asked for.
-const FINAL_ANSWER_HINT: &str = "\n\nReply to the user only through the answer tool. As soon as a tool result \
-contains what the user asked for, call answer with your reply. Do not change files unless the user asks for it.";
+const FINAL_ANSWER_HINT: &str = "\n\nReply to the user only through the answer tool. If the user asked a \
+question, call answer as soon as a tool result holds what was asked. If the user asked for a change, make it \
+with edit_file or write_file first: reading a file changes nothing. Do not change files unless the user asks \
+for it.";
 
 /// The tool the model can call to answer: `{"answer": string}`.
 pub fn final_answer_spec() -> ToolSpec {
@@ -73,6 +75,32 @@ pub fn offered_tools(request: &ModelRequest, mode: AnswerMode) -> Vec<ToolSpec> 
         tools.insert(0, final_answer_spec());
     }
     tools
+}
+
+/// Optional parameters a small model is still offered: the rest (offsets, globs, timeouts,
+/// modes) it fills with plausible-looking wrong values (`"glob": "*.rs"` in a Python project).
+pub const LEAN_OPTIONAL: [&str; 1] = ["path"];
+
+/// `tools` with only their required parameters and those of [`LEAN_OPTIONAL`] (a schema without
+/// `required`, or not an object schema, is kept whole).
+pub fn lean_tools(tools: &[ToolSpec]) -> Vec<ToolSpec> {
+    tools
+        .iter()
+        .map(|tool| {
+            let mut tool = tool.clone();
+            let required: Vec<String> = match tool.input_schema.get("required") {
+                Some(Value::Array(names)) => {
+                    names.iter().filter_map(Value::as_str).map(str::to_string).collect()
+                }
+                _ => return tool,
+            };
+            if let Some(Value::Object(properties)) = tool.input_schema.get_mut("properties") {
+                properties
+                    .retain(|name, _| required.contains(name) || LEAN_OPTIONAL.contains(&name.as_str()));
+            }
+            tool
+        })
+        .collect()
 }
 
 /// The system turn (tools block included). It depends only on the system blocks and the tools, so

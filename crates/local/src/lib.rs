@@ -29,7 +29,10 @@ pub mod targets;
 mod engine;
 
 pub use config::{AnswerMode, LocalConfig, ModelSize, cache_dir, default_model_path, models_dir};
-pub use fetch::{FetchError, FetchOptions, ModelSpec, fetch_model, fetch_spec, verify_file};
+pub use fetch::{
+    FetchError, FetchOptions, FetchProgress, ModelSpec, fetch_model, fetch_model_with_progress, fetch_spec,
+    fetch_spec_with_progress, verify_file,
+};
 pub use gguf::{GgufError, validate_model_file};
 pub use provider::LocalProvider;
 pub use stats::LocalStats;

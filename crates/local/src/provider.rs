@@ -132,6 +132,10 @@ impl LocalProvider {
 
     /// Renders the prompt `stream` would evaluate for `request` (for inspection and tests).
     pub fn render(&self, request: &ModelRequest) -> String {
+        if self.config.lean_schemas {
+            let lean = ModelRequest { tools: chatml::lean_tools(&request.tools), ..request.clone() };
+            return chatml::render_prompt(&lean, self.config.answer_mode);
+        }
         chatml::render_prompt(request, self.config.answer_mode)
     }
 
@@ -196,7 +200,19 @@ impl Provider for LocalProvider {
         "local"
     }
 
+    /// [`LocalConfig::max_calls_per_response`] (the grammar admits no more), `None` when unlimited.
+    fn max_calls_per_response(&self) -> Option<u32> {
+        Some(self.config.max_calls_per_response).filter(|max| *max > 0)
+    }
+
     fn stream(&self, request: &ModelRequest, cancel: CancellationToken) -> ModelStream {
+        let lean;
+        let request = if self.config.lean_schemas {
+            lean = ModelRequest { tools: crate::chatml::lean_tools(&request.tools), ..request.clone() };
+            &lean
+        } else {
+            request
+        };
         let mode = self.config.answer_mode;
         let mut tools = chatml::offered_tools(request, mode);
         let mut grammar_mode = effective_mode(mode, request);
@@ -269,7 +285,10 @@ fn acted_this_turn(request: &ModelRequest) -> bool {
         match item {
             LedgerItem::ToolResult(_) => return true,
             LedgerItem::User(message) if message.origin == lathe_protocol::UserOrigin::User => return false,
-            LedgerItem::User(_) | LedgerItem::Assistant(_) | LedgerItem::Compaction(_) | LedgerItem::Meta(_) => {}
+            LedgerItem::User(_)
+            | LedgerItem::Assistant(_)
+            | LedgerItem::Compaction(_)
+            | LedgerItem::Meta(_) => {}
         }
     }
     false

@@ -45,6 +45,13 @@ pub enum AgentEvent {
         /// The piece.
         text: String,
     },
+    /// How much of the current response has streamed, counting what `TextDelta` does not show
+    /// (tool-call arguments, reasoning): sent with each streamed piece, so a front end can show
+    /// that the model is working (a status line).
+    OutputProgress {
+        /// Characters of text, reasoning and tool-call arguments streamed so far in this response.
+        chars: u64,
+    },
     /// A complete assistant message, as appended to the ledger.
     AssistantMessage {
         /// The message.

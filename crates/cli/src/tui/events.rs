@@ -97,6 +97,8 @@ impl UiState {
                 self.push_rows(rows);
             }
             AgentEvent::Retry(info) => self.flash(info.describe(), now),
+            // The spinner already shows the model is working.
+            AgentEvent::OutputProgress { .. } => {}
             AgentEvent::Usage { stats, context, .. } => {
                 self.totals = stats;
                 if let Some(context) = context {

@@ -42,6 +42,7 @@ impl UiState {
             | AgentEvent::TurnStarted { .. }
             | AgentEvent::TextDelta { .. }
             | AgentEvent::ThinkingDelta { .. }
+            | AgentEvent::OutputProgress { .. }
             | AgentEvent::AssistantMessage { .. }
             | AgentEvent::PermissionRequest { .. }
             | AgentEvent::ToolResult { .. }

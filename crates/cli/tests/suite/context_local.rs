@@ -65,6 +65,8 @@ async fn a_local_session_whose_outputs_overflow_its_8k_window_compacts_instead_o
             "--continue",
             "--provider",
             "local",
+            "--model",
+            "0.5b",
             "--yolo",
             "--max-turns",
             "4",

@@ -4,7 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use lathe_local::{FetchError, ModelSize, default_model_path, fetch_model, models_dir};
+pub use lathe_local::{
+    FetchError, FetchProgress, ModelSize, default_model_path, fetch_model, fetch_model_with_progress,
+    models_dir,
+};
 use lathe_local::{LocalConfig, LocalProvider};
 use lathe_provider::Provider;
 
@@ -41,6 +44,11 @@ pub(crate) fn provider(
         config.temperature = temperature;
     }
     config.threads = layer.local.threads.or(config.threads);
+    config.answer_bias = layer.local.answer_bias.unwrap_or(config.model_size.default_answer_bias());
+    config.max_calls_per_response =
+        layer.local.max_calls_per_response.unwrap_or(config.max_calls_per_response);
+    config.edit_grammar = layer.local.edit_grammar.unwrap_or(config.edit_grammar);
+    config.act_first = layer.local.act_first.unwrap_or(config.act_first);
     if !lathe_local::INFERENCE_AVAILABLE {
         return Err(StartError::Usage(
             "this build of lathe has no local model support; rebuild with `cargo build --release --features local` \

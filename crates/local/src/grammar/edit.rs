@@ -3,20 +3,24 @@
 //! A small model copying `old_string` from a line-numbered `read_file` result gets it wrong often
 //! (line numbers kept, indentation lost, a word changed), and every such edit fails. With the
 //! current content of the files the model has read, the grammar only allows a `path` among those
-//! files and an `old_string` that is one or more consecutive whole lines of that file starting at
-//! a line that occurs exactly once in it — so every `old_string` it admits is unique and present,
-//! and the edit applies:
+//! files and an `old_string` that is one to [`MAX_EDIT_LINES`] consecutive whole lines of that
+//! file starting at a line that occurs exactly once in it — so every `old_string` it admits is
+//! unique and present, and the edit applies:
 //!
 //! ```text
 //! edit      ::= "{" ( "\"path\": \"a.py\", \"old_string\": " e0-old | … ) ", \"new_string\": " string "}"
-//! e0-old    ::= "\"" ( e0-l3 | e0-l7 | … ) "\""          (lines occurring once in a.py)
-//! e0-lI     ::= "<line I, JSON-escaped>" ( "\\n" e0-l(I+1) )?
+//! e0-old    ::= "\"" ( e0-l3-r4 | e0-l7-r4 | … ) "\""    (lines occurring once in a.py)
+//! e0-lI-rK  ::= "<line I, JSON-escaped>" ( "\\n" e0-l(I+1)-r(K-1) )?      (e0-lI-r1: the line alone)
 //! ```
 //!
-//! The rules are linear in the number of lines (a range is a start line and a continuation chain).
+//! The rules grow linearly with the file (a range is a start line and a bounded continuation).
 
 use super::literal;
 use super::schema::Builder;
+
+/// Lines one `old_string` may span: small edits are the ones a small model gets right (given the
+/// whole file, it rewrites it and drops what it did not mean to touch).
+pub const MAX_EDIT_LINES: usize = 4;
 
 /// Files larger than this are left out (their edits fall back to the plain schema).
 pub const MAX_FILE_BYTES: usize = 32 * 1024;
@@ -66,21 +70,26 @@ pub(crate) fn edit_args_rule(builder: &mut Builder, targets: &[EditTarget]) -> O
     let mut alternatives = Vec::new();
     for (index, target) in targets.iter().filter(|target| target.editable()).enumerate() {
         let lines = lines(&target.content);
-        let names: Vec<String> = (0..lines.len()).map(|i| format!("e{index}-l{i}")).collect();
-        // From the last line back, so each rule's continuation is already named.
+        let span = MAX_EDIT_LINES.min(lines.len());
+        // `eF-lI-rK`: line I followed by at most K-1 more lines. Built from the last line back
+        // and from short spans to long ones, so each continuation is already named.
+        let name = |i: usize, k: usize| format!("e{index}-l{i}-r{k}");
         let mut starts = Vec::new();
         for (i, line) in lines.iter().enumerate().rev() {
             let text = json_inner(line);
-            let next = names.get(i + 1).map(|next| format!("( {} {next} )?", literal(r"\n")));
-            let body = match (text.is_empty(), next) {
-                (false, Some(next)) => format!("{} {next}", literal(&text)),
-                (false, None) => literal(&text),
-                (true, Some(next)) => next,
-                (true, None) => literal(""),
-            };
-            builder.named(&names[i], &body);
+            for k in 1..=span {
+                let next = (k > 1 && i + 1 < lines.len())
+                    .then(|| format!("( {} {} )?", literal(r"\n"), name(i + 1, k - 1)));
+                let body = match (text.is_empty(), next) {
+                    (false, Some(next)) => format!("{} {next}", literal(&text)),
+                    (false, None) => literal(&text),
+                    (true, Some(next)) => next,
+                    (true, None) => literal(""),
+                };
+                builder.named(&name(i, k), &body);
+            }
             if unique_start(&target.content, line) {
-                starts.push(names[i].clone());
+                starts.push(name(i, span));
             }
         }
         starts.reverse();

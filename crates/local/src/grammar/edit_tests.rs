@@ -18,11 +18,12 @@ fn only_lines_occurring_once_start_an_old_string() {
     let text = grammar(&[target(content)]);
     // `    return 1` occurs twice, so only the two `def` lines start an old_string.
     let old = text.lines().find(|line| line.starts_with("e0-old ::= ")).unwrap();
-    assert_eq!(old, r#"e0-old ::= "\"" ( e0-l0 | e0-l3 ) "\"""#);
-    // Each line continues into the next one, the last ends the chain.
-    assert!(text.contains(r#"e0-l0 ::= "def f():" ( "\\n" e0-l1 )?"#), "{text}");
-    assert!(text.contains(r#"e0-l2 ::= ( "\\n" e0-l3 )?"#), "{text}");
-    assert!(text.contains(r#"e0-l4 ::= "    return 1""#), "{text}");
+    assert_eq!(old, r#"e0-old ::= "\"" ( e0-l0-r4 | e0-l3-r4 ) "\"""#);
+    // Each line continues into the next one, at most four lines in all; the last line ends it.
+    assert!(text.contains(r#"e0-l0-r4 ::= "def f():" ( "\\n" e0-l1-r3 )?"#), "{text}");
+    assert!(text.contains(r#"e0-l3-r1 ::= "def g():""#), "{text}");
+    assert!(text.contains(r#"e0-l2-r2 ::= ( "\\n" e0-l3-r1 )?"#), "{text}");
+    assert!(text.contains(r#"e0-l4-r4 ::= "    return 1""#), "{text}");
     assert!(text.contains(r#""{\"path\": \"src/a.py\", \"old_string\": " e0-old"#), "{text}");
 }
 
@@ -30,7 +31,7 @@ fn only_lines_occurring_once_start_an_old_string() {
 fn json_escapes_are_those_the_model_writes() {
     let text = grammar(&[target("print(\"tab\there\")\n")]);
     // JSON `\"` and `\t` inside the string, each backslash escaped once more for GBNF.
-    assert!(text.contains(r#"e0-l0 ::= "print(\\\"tab\\there\\\")""#), "{text}");
+    assert!(text.contains(r#"e0-l0-r1 ::= "print(\\\"tab\\there\\\")""#), "{text}");
 }
 
 #[test]

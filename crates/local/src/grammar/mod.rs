@@ -27,7 +27,7 @@ use lathe_protocol::ToolSpec;
 use crate::chatml::FINAL_ANSWER_TOOL;
 use crate::config::AnswerMode;
 
-pub use edit::{EditTarget, MAX_FILE_BYTES};
+pub use edit::{EditTarget, MAX_EDIT_LINES, MAX_FILE_BYTES};
 pub use schema::literal;
 
 /// What a request's grammar allows beyond the tool schemas.

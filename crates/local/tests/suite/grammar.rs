@@ -32,6 +32,11 @@ async fn sampled_calls_of_every_builtin_tool_parse_and_validate() {
         model_path: Some(super::model_path()),
         context_tokens: 1024,
         answer_mode: AnswerMode::ToolRequired,
+        // Every parameter of every schema, several calls per response (the schema grammar itself;
+        // the edit grammar has its own test in `edits.rs`).
+        edit_grammar: false,
+        lean_schemas: false,
+        max_calls_per_response: 0,
         ..LocalConfig::default()
     };
     let provider = LocalProvider::new(config).unwrap();

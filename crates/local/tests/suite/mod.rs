@@ -1,6 +1,7 @@
 //! Model-backed tests (feature `llama`).
 
 mod bad_input;
+mod edits;
 mod grammar;
 mod session;
 
@@ -40,6 +41,7 @@ pub fn provider(mode: AnswerMode, context_tokens: u32) -> LocalProvider {
         model_path: Some(model_path()),
         context_tokens,
         answer_mode: mode,
+        answer_bias: ModelSize::Q05B.default_answer_bias(),
         ..LocalConfig::default()
     };
     LocalProvider::new(config).unwrap()

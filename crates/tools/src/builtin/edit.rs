@@ -68,7 +68,9 @@ impl Tool for EditFile {
         }
         if args.old_string == args.new_string {
             return Err(ToolError::Failed(
-                "edit_file: old_string and new_string are identical; nothing would change".to_string(),
+                "edit_file: old_string and new_string are identical; nothing would change. Put the changed \
+                 text in new_string (to add lines, new_string is old_string plus the new lines)."
+                    .to_string(),
             ));
         }
         let meta = tokio::fs::metadata(&path).await.map_err(|e| {

@@ -84,7 +84,7 @@ impl Tool for ReadFile {
         let shown = ctx.display_path(&path);
         let meta = tokio::fs::metadata(&path)
             .await
-            .map_err(|e| ToolError::Failed(format!("read_file: cannot read {shown}: {}", io_reason(&e))))?;
+            .map_err(|e| ToolError::Failed(format!("read_file: cannot read {shown}: {}", read_reason(&e))))?;
         if meta.is_dir() {
             let root = path.clone();
             let listing = blocking(ctx, move || {
@@ -107,7 +107,7 @@ impl Tool for ReadFile {
             }
             let p = path.clone();
             let bytes = blocking(ctx, move || std::fs::read(p)).await?.map_err(|e| {
-                ToolError::Failed(format!("read_file: cannot read {shown}: {}", io_reason(&e)))
+                ToolError::Failed(format!("read_file: cannot read {shown}: {}", read_reason(&e)))
             })?;
             // The name only suggests an image; the bytes decide. A Git LFS pointer or an empty
             // file named .png is read as text; an image that does not decode is described, not
@@ -139,7 +139,7 @@ impl Tool for ReadFile {
         let p = path.clone();
         let (bytes, cut) = blocking(ctx, move || read_limited(&p, MAX_READ_BYTES))
             .await?
-            .map_err(|e| ToolError::Failed(format!("read_file: cannot read {shown}: {}", io_reason(&e))))?;
+            .map_err(|e| ToolError::Failed(format!("read_file: cannot read {shown}: {}", read_reason(&e))))?;
         let decoded = match decode(&bytes) {
             Decoded::Text(text) => text,
             Decoded::Binary { reason } => {
@@ -255,6 +255,19 @@ fn render_line(number: usize, line: &str, start: usize) -> String {
     }
     rendered.push('\n');
     rendered
+}
+
+/// Why a read failed; a missing file says how to look for the right one, or create it (a model
+/// asked to create a file often reads it first; one asked about code often guesses a path).
+fn read_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            "it does not exist. To find a file, search with grep or list files with shell `ls`; if the task \
+             is to create it, call write_file"
+                .to_string()
+        }
+        _ => io_reason(e),
+    }
 }
 
 #[cfg(test)]
