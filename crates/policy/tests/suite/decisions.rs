@@ -266,6 +266,18 @@ default ¦ none ¦ sh ¦ echo $((1 + 2)) ${a[@]} ${s:-default} ${s:1:2} ¦ allow
 default ¦ none ¦ sh ¦ [[ $# -eq 0 && -f Cargo.toml ]] ¦ allow
 default ¦ none ¦ sh ¦ [ "$x" -eq 1 ] ¦ allow
 bypass ¦ none ¦ sh ¦ for ((i=0; i<n; i++)); do echo $i; done ¦ allow
+# Wrappers whose options take a value as the next word, in every spelling.
+default ¦ none ¦ sh ¦ env -iS'touch x' ¦ ask
+default ¦ none ¦ sh ¦ env --split='touch x' ¦ ask
+default ¦ none ¦ sh ¦ env -iu ls touch x ¦ ask
+default ¦ none ¦ sh ¦ env -i -u ls touch x ¦ ask
+default ¦ none ¦ sh ¦ env -i ls ¦ allow
+bypass ¦ none ¦ sh ¦ timeout --signal KILL 5 rm -rf / ¦ ask
+bypass ¦ none ¦ sh ¦ timeout --kill-after 1 5 rm -rf / ¦ ask
+bypass ¦ none ¦ sh ¦ nice --adjustment 5 rm -rf / ¦ ask
+bypass ¦ none ¦ sh ¦ stdbuf --output L rm -rf / ¦ ask
+bypass ¦ none ¦ sh ¦ ionice --class 3 rm -rf / ¦ ask
+bypass ¦ none ¦ sh ¦ ls | xargs --max-args 1 rm -rf / ¦ ask
 default ¦ none ¦ sh ¦ PATH=.:$PATH ls ¦ ask
 default ¦ none ¦ sh ¦ export PATH=/tmp/evil:$PATH; ls ¦ ask
 default ¦ none ¦ sh ¦ ls; touch x ¦ ask
