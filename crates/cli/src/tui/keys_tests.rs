@@ -112,6 +112,36 @@ fn rewind_goes_through_the_picker_and_a_confirmation_listing_the_files() {
 }
 
 #[test]
+fn enter_on_a_command_typed_in_full_runs_it_not_a_longer_one() {
+    let mut state = state();
+    let now = Instant::now();
+    for c in "/mode".chars() {
+        state.on_key(key(KeyCode::Char(c), KeyModifiers::NONE), now);
+    }
+    assert!(state.completion.is_some(), "the list offers /mode and /model");
+    let actions = state.on_key(key(KeyCode::Enter, KeyModifiers::NONE), now);
+    assert_eq!(actions, vec![Action::Remember("/mode".into())]);
+    let notices = state.take_history();
+    assert!(
+        notices.iter().any(|row| row.spans.iter().any(|s| s.content.contains("permission mode:"))),
+        "{notices:?}"
+    );
+    assert!(!notices.iter().any(|row| row.spans.iter().any(|s| s.content.contains("model:"))));
+    // With an argument typed after the name there is no list, and Enter runs the command.
+    for c in "/mode plan".chars() {
+        state.on_key(key(KeyCode::Char(c), KeyModifiers::NONE), now);
+    }
+    let actions = state.on_key(key(KeyCode::Enter, KeyModifiers::NONE), now);
+    assert_eq!(actions, vec![Action::Remember("/mode plan".into()), Action::SetMode("plan".into())]);
+    // Tab completes the full name and adds the space before its argument.
+    for c in "/mode".chars() {
+        state.on_key(key(KeyCode::Char(c), KeyModifiers::NONE), now);
+    }
+    state.on_key(key(KeyCode::Tab, KeyModifiers::NONE), now);
+    assert_eq!(state.input.text(), "/mode ");
+}
+
+#[test]
 fn mode_command_checks_the_name() {
     let mut state = state();
     let now = Instant::now();
