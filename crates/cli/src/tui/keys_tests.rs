@@ -142,6 +142,48 @@ fn enter_on_a_command_typed_in_full_runs_it_not_a_longer_one() {
 }
 
 #[test]
+fn the_compacting_hint_goes_when_the_compaction_or_the_turn_ends() {
+    use lathe_protocol::{CompactionTrigger, RunStats, StopCause};
+    let mut state = state();
+    let now = Instant::now();
+    let compact = |state: &mut UiState| {
+        state.input.insert("/compact");
+        assert_eq!(state.submit(now), vec![Action::Remember("/compact".into()), Action::Compact(None)]);
+        assert_eq!(state.current_notice(now), Some("compacting the conversation…"));
+    };
+    compact(&mut state);
+    state.on_event(
+        AgentEvent::Compacted {
+            trigger: CompactionTrigger::Manual,
+            tokens_before: 9000,
+            tokens_after: 1200,
+            summarized_items: 12,
+            kept_items: 2,
+            omitted_rounds: 0,
+        },
+        now,
+    );
+    assert_eq!(state.current_notice(now), None);
+    compact(&mut state);
+    state.on_event(AgentEvent::ContextPruned { results: 3, tokens_before: 9000, tokens_after: 4000 }, now);
+    assert_eq!(state.current_notice(now), None);
+    compact(&mut state);
+    state.on_event(
+        AgentEvent::Finished {
+            cause: StopCause::Completed,
+            stats: RunStats::default(),
+            final_text: String::new(),
+        },
+        now,
+    );
+    assert_eq!(state.current_notice(now), None);
+    // Another hint is left alone.
+    state.flash("queued: sent when the current turn ends", now);
+    state.on_event(AgentEvent::ContextPruned { results: 1, tokens_before: 10, tokens_after: 5 }, now);
+    assert_eq!(state.current_notice(now), Some("queued: sent when the current turn ends"));
+}
+
+#[test]
 fn mode_command_checks_the_name() {
     let mut state = state();
     let now = Instant::now();
