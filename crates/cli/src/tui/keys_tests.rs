@@ -192,6 +192,7 @@ fn mode_command_checks_the_name() {
         state.submit(now),
         vec![Action::Remember("/mode bypass".into()), Action::SetMode("bypass".into())]
     );
+    assert_eq!(state.current_notice(now), Some("permission mode: bypass"), "the change is confirmed");
     state.input.insert("/mode yolo");
     assert_eq!(state.submit(now), vec![Action::Remember("/mode yolo".into())]);
 }
