@@ -2,7 +2,8 @@
 //! and a subscript may hold a command substitution: with `x='a[$(touch p)]'`, each of `$((x))`,
 //! `((x))`, `[[ x -eq 1 ]]`, `[[ -v x ]]`, `${a[x]}`, `${s:x}` and `for ((i=0; i<x; i++))` runs
 //! `touch p`. The value may come from a file (`x=$(cat f)`), so any such context that names a
-//! variable is reported as a command of its own that is not read-only.
+//! variable is reported as a command of its own that is not read-only; so are the indirect
+//! expansion `${!x}` and the prompt expansion `${x@P}`, which evaluate a value the same way.
 
 use tree_sitter::Node;
 
@@ -40,7 +41,13 @@ fn visit(node: Node<'_>, src: &str, found: &mut Vec<String>) {
             .child_by_field_name("index")
             .map(|index| index.utf8_text(src.as_bytes()).unwrap_or(""))
             .is_some_and(|index| !matches!(index, "@" | "*") && !numeric(index)),
-        "expansion" => substring_offset(text).is_some_and(|rest| !numeric(rest)),
+        // `${!x}` reads the variable named by x's value (a subscript there is evaluated) and
+        // `${x@P}` expands x's value as a prompt, command substitutions included.
+        "expansion" => {
+            text.starts_with("${!")
+                || text.ends_with("@P}")
+                || substring_offset(text).is_some_and(|rest| !numeric(rest))
+        }
         "test_command" => test_evaluates(node, src, text.starts_with("[[")),
         _ => false,
     };

@@ -262,6 +262,9 @@ default ¦ none ¦ sh ¦ for ((i=0; i<n; i++)); do echo $i; done ¦ ask
 default ¦ none ¦ sh ¦ declare -i x='a[$(touch x)]' ¦ ask
 default ¦ none ¦ sh ¦ declare 'a[$(touch x)]=1' ¦ ask
 default ¦ none ¦ sh ¦ unset 'a[$(touch x)]' ¦ ask
+default ¦ none ¦ sh ¦ x=$(cat f); echo ${!x} ¦ ask
+default ¦ none ¦ sh ¦ x=$(cat f); echo "${x@P}" ¦ ask
+default ¦ none ¦ sh ¦ echo "${x@Q}" ${#x} ${x%%.*} ¦ allow
 default ¦ none ¦ sh ¦ echo $((1 + 2)) ${a[@]} ${s:-default} ${s:1:2} ¦ allow
 default ¦ none ¦ sh ¦ [[ $# -eq 0 && -f Cargo.toml ]] ¦ allow
 default ¦ none ¦ sh ¦ [ "$x" -eq 1 ] ¦ allow
