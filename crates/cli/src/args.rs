@@ -23,7 +23,8 @@ pub const EXIT_CANCELLED: u8 = 130;
 const AFTER_HELP: &str = "\
 Exit status:
   0    success: the model finished its answer
-  1    the run failed (model refusal, a hook stopped it, session file error, internal error)
+  1    the run failed (model refusal, a hook stopped it, no session to continue or resume, session file
+       error, internal error)
   2    usage or configuration error (bad flag, missing -C directory, unreadable config, unknown provider)
   3    model provider error (HTTP/API error, authentication, network, server down)
   4    a limit or guard stopped the run (--max-turns, --max-cost; no progress: the same call failing 3

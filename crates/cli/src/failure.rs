@@ -3,8 +3,9 @@
 //! A script reading `--output-format json` or `stream-json` gets a `result` object as the last
 //! stdout line whatever went wrong — a bad flag, an unreadable config, no session to continue —
 //! with `is_error: true`, a `subtype` and the exit status `lathe --help` lists (usage and
-//! configuration errors: `error_usage`, exit 2; a failure of Lathe itself: `error_internal`, exit
-//! 1). The one-line message also goes to stderr, as in text mode.
+//! configuration errors: `error_usage`, exit 2; a session to continue or resume that cannot be found
+//! or read: `error_session`, exit 1; a failure of Lathe itself: `error_internal`, exit 1). The
+//! one-line message also goes to stderr, as in text mode.
 
 use clap::Parser;
 use lathe_protocol::{RunStats, StopCause};
@@ -14,6 +15,8 @@ use crate::print::Printer;
 
 /// Error kind of a usage or configuration error (subtype `error_usage`).
 pub const USAGE: &str = "usage";
+/// Error kind of a session that cannot be found or read (subtype `error_session`, exit 1).
+pub const SESSION: &str = "session";
 /// Error kind of anything else that stops Lathe itself (subtype `error_internal`).
 pub const INTERNAL: &str = "internal";
 
@@ -21,6 +24,7 @@ pub const INTERNAL: &str = "internal";
 pub fn subtype(kind: &str) -> &'static str {
     match kind {
         USAGE => "error_usage",
+        SESSION => "error_session",
         INTERNAL => "error_internal",
         _ => "error_api",
     }

@@ -145,6 +145,9 @@ async fn run(cli: Cli) -> u8 {
         Err(error) => {
             return match error {
                 StartError::Usage(_) | StartError::Config(_) => usage(&error.to_string()),
+                StartError::Session(_) => {
+                    failure::report(format, failure::SESSION, &error.to_string(), args::EXIT_FAILED)
+                }
             };
         }
     };

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use crossterm::event::{Event, EventStream, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
 use futures::StreamExt;
-use lathe_core::host::{Flags, Interaction, SessionBuilder, SessionChoice, SessionHandle};
+use lathe_core::host::{Flags, Interaction, SessionBuilder, SessionChoice, SessionHandle, StartError};
 use lathe_protocol::{AgentEvent, AgentOp, Content, ToolCall, ToolResult, ToolStatus};
 use ratatui::backend::CrosstermBackend;
 use ratatui::layout::Size;
@@ -109,7 +109,8 @@ impl App {
         let _ = self.terminal.clear();
     }
 
-    /// Starts the session the flags name; errors are shown and end the UI with status 2.
+    /// Starts the session the flags name; errors are shown and end the UI with status 2 (status 1
+    /// for a session that cannot be found or read).
     pub async fn start(&mut self, choice: SessionChoice) {
         let mut flags = self.flags.clone();
         flags.session = choice;
@@ -123,7 +124,10 @@ impl App {
             Err(error) => {
                 self.state.push_notice(NoticeKind::Error, &error.to_string());
                 if self.session.is_none() {
-                    self.exit = Some(crate::args::EXIT_USAGE);
+                    self.exit = Some(match error {
+                        StartError::Session(_) => crate::args::EXIT_FAILED,
+                        StartError::Usage(_) | StartError::Config(_) => crate::args::EXIT_USAGE,
+                    });
                 }
             }
         }

@@ -86,6 +86,11 @@ impl Completion {
                     },
                 ),
             );
+            // A name typed in full is chosen over longer names it begins (`/mode` over `/model`).
+            if let Some(exact) = candidates.iter().position(|c| c.replacement == text) {
+                let candidate = candidates.remove(exact);
+                candidates.insert(0, candidate);
+            }
             return (!candidates.is_empty()).then_some(Completion {
                 kind: CompletionKind::Command,
                 range: 0..text.len(),

@@ -16,6 +16,19 @@ fn slash_names_complete_while_the_line_is_one_word() {
 }
 
 #[test]
+fn a_name_typed_in_full_comes_first_and_is_chosen() {
+    let mut input = InputEditor::default();
+    input.insert("/mode");
+    let completion = Completion::for_input(&input, Path::new("/"), &[]);
+    assert_eq!(completion.as_ref().map(labels), Some(vec!["/mode".to_string(), "/model".into()]));
+    assert_eq!(completion.and_then(|c| c.chosen().map(|c| c.replacement.clone())), Some("/mode".into()));
+    let mut input = InputEditor::default();
+    input.insert("/mod");
+    let completion = Completion::for_input(&input, Path::new("/"), &[]);
+    assert_eq!(completion.as_ref().map(labels), Some(vec!["/model".to_string(), "/mode".into()]));
+}
+
+#[test]
 fn at_paths_list_matching_entries_one_level_at_a_time() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     std::fs::create_dir_all(dir.path().join("src/bin")).unwrap_or_else(|e| panic!("{e}"));

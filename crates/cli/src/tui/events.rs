@@ -118,6 +118,7 @@ impl UiState {
                     if results == 1 { "" } else { "s" }
                 );
                 self.finish_stream();
+                self.end_flash(super::state::COMPACTING);
                 self.push_notice(NoticeKind::Info, &text);
             }
             AgentEvent::Compacted {
@@ -138,6 +139,7 @@ impl UiState {
                      {tokens_before} → {tokens_after} tokens"
                 );
                 self.finish_stream();
+                self.end_flash(super::state::COMPACTING);
                 self.push_notice(NoticeKind::Info, &text);
             }
             AgentEvent::Warning { message } => {
@@ -178,6 +180,7 @@ impl UiState {
 
     fn finished(&mut self, cause: StopCause, now: Instant) -> Vec<Action> {
         self.finish_stream();
+        self.end_flash(super::state::COMPACTING);
         self.dialog = None;
         for running in std::mem::take(&mut self.running) {
             let state = CallState::Done { status: ToolStatus::Interrupted, is_error: true };

@@ -333,7 +333,7 @@ impl UiState {
             SlashCommand::Rewind => vec![Action::ListTurns],
             SlashCommand::Clear => vec![Action::NewSession],
             SlashCommand::Compact(focus) => {
-                self.flash("compacting the conversation…", now);
+                self.flash(super::state::COMPACTING, now);
                 vec![Action::Compact(focus)]
             }
             SlashCommand::Skills => {

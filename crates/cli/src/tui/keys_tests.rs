@@ -112,6 +112,78 @@ fn rewind_goes_through_the_picker_and_a_confirmation_listing_the_files() {
 }
 
 #[test]
+fn enter_on_a_command_typed_in_full_runs_it_not_a_longer_one() {
+    let mut state = state();
+    let now = Instant::now();
+    for c in "/mode".chars() {
+        state.on_key(key(KeyCode::Char(c), KeyModifiers::NONE), now);
+    }
+    assert!(state.completion.is_some(), "the list offers /mode and /model");
+    let actions = state.on_key(key(KeyCode::Enter, KeyModifiers::NONE), now);
+    assert_eq!(actions, vec![Action::Remember("/mode".into())]);
+    let notices = state.take_history();
+    assert!(
+        notices.iter().any(|row| row.spans.iter().any(|s| s.content.contains("permission mode:"))),
+        "{notices:?}"
+    );
+    assert!(!notices.iter().any(|row| row.spans.iter().any(|s| s.content.contains("model:"))));
+    // With an argument typed after the name there is no list, and Enter runs the command.
+    for c in "/mode plan".chars() {
+        state.on_key(key(KeyCode::Char(c), KeyModifiers::NONE), now);
+    }
+    let actions = state.on_key(key(KeyCode::Enter, KeyModifiers::NONE), now);
+    assert_eq!(actions, vec![Action::Remember("/mode plan".into()), Action::SetMode("plan".into())]);
+    // Tab completes the full name and adds the space before its argument.
+    for c in "/mode".chars() {
+        state.on_key(key(KeyCode::Char(c), KeyModifiers::NONE), now);
+    }
+    state.on_key(key(KeyCode::Tab, KeyModifiers::NONE), now);
+    assert_eq!(state.input.text(), "/mode ");
+}
+
+#[test]
+fn the_compacting_hint_goes_when_the_compaction_or_the_turn_ends() {
+    use lathe_protocol::{CompactionTrigger, RunStats, StopCause};
+    let mut state = state();
+    let now = Instant::now();
+    let compact = |state: &mut UiState| {
+        state.input.insert("/compact");
+        assert_eq!(state.submit(now), vec![Action::Remember("/compact".into()), Action::Compact(None)]);
+        assert_eq!(state.current_notice(now), Some("compacting the conversation…"));
+    };
+    compact(&mut state);
+    state.on_event(
+        AgentEvent::Compacted {
+            trigger: CompactionTrigger::Manual,
+            tokens_before: 9000,
+            tokens_after: 1200,
+            summarized_items: 12,
+            kept_items: 2,
+            omitted_rounds: 0,
+        },
+        now,
+    );
+    assert_eq!(state.current_notice(now), None);
+    compact(&mut state);
+    state.on_event(AgentEvent::ContextPruned { results: 3, tokens_before: 9000, tokens_after: 4000 }, now);
+    assert_eq!(state.current_notice(now), None);
+    compact(&mut state);
+    state.on_event(
+        AgentEvent::Finished {
+            cause: StopCause::Completed,
+            stats: RunStats::default(),
+            final_text: String::new(),
+        },
+        now,
+    );
+    assert_eq!(state.current_notice(now), None);
+    // Another hint is left alone.
+    state.flash("queued: sent when the current turn ends", now);
+    state.on_event(AgentEvent::ContextPruned { results: 1, tokens_before: 10, tokens_after: 5 }, now);
+    assert_eq!(state.current_notice(now), Some("queued: sent when the current turn ends"));
+}
+
+#[test]
 fn mode_command_checks_the_name() {
     let mut state = state();
     let now = Instant::now();
@@ -120,6 +192,7 @@ fn mode_command_checks_the_name() {
         state.submit(now),
         vec![Action::Remember("/mode bypass".into()), Action::SetMode("bypass".into())]
     );
+    assert_eq!(state.current_notice(now), Some("permission mode: bypass"), "the change is confirmed");
     state.input.insert("/mode yolo");
     assert_eq!(state.submit(now), vec![Action::Remember("/mode yolo".into())]);
 }

@@ -250,6 +250,13 @@ fn status_line_shows_model_mode_context_tokens_and_cost() {
     screen.event(AgentEvent::Usage { last, stats, context: Some(context.clone()) });
     insta::assert_snapshot!("status_line", screen.screen_text());
 
+    // Before the session starts, the parts not known yet are left out with their separators.
+    let mut starting = Screen::new(80, 4);
+    starting.state.session.model.clear();
+    starting.state.session.mode.clear();
+    starting.draw();
+    assert_eq!(starting.screen_text().lines().last(), Some("ctx 0% · 0 tokens · $0.00"));
+
     // Narrow: parts drop from the right.
     let mut narrow = Screen::new(40, 4);
     narrow.event(AgentEvent::Usage { last, stats, context: Some(context.clone()) });

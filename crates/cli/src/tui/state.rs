@@ -25,6 +25,8 @@ use super::stream::{MarkdownStream, Tone};
 
 /// How long a footer notice stays.
 pub const NOTICE_TIME: Duration = Duration::from_secs(3);
+/// The footer hint while `/compact` runs (taken down when the compaction or the turn ends).
+pub const COMPACTING: &str = "compacting the conversation…";
 /// Ctrl+C twice within this time exits when idle.
 pub const EXIT_WINDOW: Duration = Duration::from_secs(2);
 
@@ -261,6 +263,13 @@ impl UiState {
     /// Shows a short-lived hint in the footer.
     pub fn flash(&mut self, text: impl Into<String>, now: Instant) {
         self.notice = Some((text.into(), now));
+    }
+
+    /// Takes the footer hint down early if it is `text` (a hint for something that has ended).
+    pub fn end_flash(&mut self, text: &str) {
+        if self.notice.as_ref().is_some_and(|(shown, _)| shown == text) {
+            self.notice = None;
+        }
     }
 
     /// The footer hint, while it lasts.

@@ -14,7 +14,7 @@ use ratatui::text::{Line, Span};
 use super::highlight::CodeHighlighter;
 use super::markdown;
 use super::theme;
-use super::wrap::{sanitize, wrap_chars};
+use super::wrap::{sanitize, wrap_chars, wrap_words};
 
 /// Whether the stream is the answer or the model's reasoning (shown dimmed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +41,10 @@ pub struct MarkdownStream {
     fence: Option<Fence>,
     /// Rows of the current block already committed early.
     block_committed: usize,
+    /// The width the current block was rendered at when its first rows were committed early: it
+    /// renders at that width until it ends (its rows then keep matching the committed ones), and
+    /// rows wider than the screen are wrapped again.
+    block_width: usize,
     /// Whether any row has been committed (the next block then starts with a blank row).
     started: bool,
     committed: Vec<Line<'static>>,
@@ -57,6 +61,7 @@ impl MarkdownStream {
             block: String::new(),
             fence: None,
             block_committed: 0,
+            block_width: width.max(1),
             started: false,
             committed: Vec::new(),
             chars: 0,
@@ -68,7 +73,8 @@ impl MarkdownStream {
         self.tone
     }
 
-    /// Renders later rows at `width` cells (rows already committed stay as they are).
+    /// Renders later rows at `width` cells (rows already committed stay as they are; a block whose
+    /// top rows were committed keeps its width until it ends).
     pub fn set_width(&mut self, width: usize) {
         self.width = width.max(1);
     }
@@ -110,6 +116,7 @@ impl MarkdownStream {
         }
         let mut rows = self.render_tail();
         rows.drain(..self.block_committed.min(rows.len()));
+        let rows = self.fit(rows);
         self.finish_live(rows)
     }
 
@@ -125,10 +132,15 @@ impl MarkdownStream {
         if rows.len() > keep {
             let count = rows.len() - keep;
             let first = self.block_committed == 0;
+            if first {
+                self.block_width = self.width;
+            }
             let overflow: Vec<Line<'static>> = rows.drain(..count).collect();
             self.block_committed += count;
+            let overflow = self.fit(overflow);
             self.commit_block_rows(overflow, first);
         }
+        let rows = self.fit(rows);
         self.finish_live(rows)
     }
 
@@ -158,7 +170,24 @@ impl MarkdownStream {
         }
         let mut source = self.block.clone();
         source.push_str(&self.partial);
-        markdown::render(&source, self.width)
+        markdown::render(&source, self.block_render_width())
+    }
+
+    /// The width the current block renders at.
+    fn block_render_width(&self) -> usize {
+        if self.block_committed > 0 { self.block_width } else { self.width }
+    }
+
+    /// Rows wider than the screen (a block rendered before the screen narrowed), wrapped again.
+    fn fit(&self, rows: Vec<Line<'static>>) -> Vec<Line<'static>> {
+        if rows.iter().all(|row| row.width() <= self.width) {
+            return rows;
+        }
+        rows.into_iter()
+            .flat_map(|row| {
+                if row.width() <= self.width { vec![row] } else { wrap_words(&row, self.width, &[], &[]) }
+            })
+            .collect()
     }
 
     fn line(&mut self, line: &str) {
@@ -200,10 +229,11 @@ impl MarkdownStream {
         if self.block.is_empty() {
             return;
         }
-        let mut rows = markdown::render(&self.block, self.width);
+        let mut rows = markdown::render(&self.block, self.block_render_width());
         let start = self.block_committed.min(rows.len());
         let first = self.block_committed == 0;
         let rows: Vec<Line<'static>> = rows.drain(start..).collect();
+        let rows = self.fit(rows);
         self.commit_block_rows(rows, first);
         self.block.clear();
         self.block_committed = 0;

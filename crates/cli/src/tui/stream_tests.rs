@@ -63,6 +63,38 @@ fn a_tall_tail_commits_its_top_rows_and_keeps_the_rest_live() {
     assert_eq!(texts(&all), texts(&markdown::render(&words, 10)));
 }
 
+/// Streams `text` in two halves, committing early at `before` cells, then at `after` cells.
+fn across_a_width_change(text: &str, before: usize, after: usize) -> Vec<String> {
+    let mut stream = MarkdownStream::new(Tone::Answer, before);
+    let half = text.len() / 2;
+    stream.push(&text[..half]);
+    stream.prepare(1);
+    let mut rows = stream.take_committed();
+    assert!(!rows.is_empty(), "the top rows were committed early");
+    stream.set_width(after);
+    stream.push(&text[half..]);
+    let mut later = Vec::new();
+    stream.prepare(1);
+    later.extend(stream.take_committed());
+    stream.finish();
+    later.extend(stream.take_committed());
+    assert!(later.iter().all(|row| row.width() <= after), "rows after the change fit: {:?}", texts(&later));
+    rows.extend(later);
+    texts(&rows)
+}
+
+#[test]
+fn a_block_committed_in_part_keeps_every_word_when_the_width_changes() {
+    let text = "Line 15 of the answer says word15 and more text here, then a few more words to wrap, \
+                and a second sentence long enough to take three rows at sixty cells wide.\n\nNext.\n";
+    let words: Vec<&str> = text.split_whitespace().collect();
+    for (before, after) in [(20, 60), (60, 20), (40, 12)] {
+        let rows = across_a_width_change(text, before, after);
+        let joined = rows.join(" ");
+        assert_eq!(joined.split_whitespace().collect::<Vec<_>>(), words, "{before} → {after}: {rows:?}");
+    }
+}
+
 #[test]
 fn reasoning_rows_are_dimmed() {
     let mut stream = MarkdownStream::new(Tone::Reasoning, 30);

@@ -68,6 +68,7 @@ impl<B: Backend> InlineTerminal<B> {
         let at_bottom = self.top + self.height >= self.screen.height;
         self.screen = size;
         let height = self.height.min(size.height);
+        self.height = height;
         self.top = if at_bottom {
             size.height.saturating_sub(height)
         } else {
@@ -174,9 +175,21 @@ impl<B: Backend> InlineTerminal<B> {
         self.backend.append_lines(lines)
     }
 
+    /// Clears from the start of `row` to the end of the screen. Erasing "from the cursor to the end
+    /// of the screen" at the top-left corner is erasing the whole screen, which some terminals
+    /// (tmux's `scroll-on-clear`, on by default) answer by first scrolling the screen into the
+    /// scrollback: there the first row is cleared on its own and the erase starts a row lower.
     fn clear_from(&mut self, row: u16) -> Result<(), B::Error> {
         self.backend.set_cursor_position(Position::new(0, row))?;
-        self.backend.clear_region(ClearType::AfterCursor)
+        if row > 0 {
+            return self.backend.clear_region(ClearType::AfterCursor);
+        }
+        self.backend.clear_region(ClearType::CurrentLine)?;
+        if self.screen.height > 1 {
+            self.backend.set_cursor_position(Position::new(0, 1))?;
+            self.backend.clear_region(ClearType::AfterCursor)?;
+        }
+        Ok(())
     }
 
     /// Forgets the previous frame so the next one is drawn in full.

@@ -68,3 +68,25 @@ fn resizing_keeps_a_bottom_viewport_at_the_bottom() {
     terminal.draw(&frame(&["input", "status"])).unwrap_or_else(|e| match e {});
     assert_eq!(terminal.area(), Rect::new(0, 1, 10, 2));
 }
+
+#[test]
+fn a_viewport_taller_than_the_resized_screen_is_cut_to_it_before_rows_are_inserted() {
+    let mut terminal = InlineTerminal::new(TestBackend::new(60, 20), 0).unwrap_or_else(|e| match e {});
+    let tall = ["tail 1", "tail 2", "tail 3", "spinner", "border", "input", "status", "more"];
+    terminal.draw(&frame(&tall)).unwrap_or_else(|e| match e {});
+    terminal.insert_rows(&[Line::from("first")]).unwrap_or_else(|e| match e {});
+    assert_eq!(terminal.area(), Rect::new(0, 1, 60, 8));
+    terminal.backend_mut().resize(20, 5);
+    terminal.resize(Size::new(20, 5)).unwrap_or_else(|e| match e {});
+    assert_eq!(terminal.area(), Rect::new(0, 0, 20, 5));
+    // Rows inserted before the next frame scroll into the scrollback, the viewport under them.
+    terminal.insert_rows(&[Line::from("second"), Line::from("third")]).unwrap_or_else(|e| match e {});
+    assert_eq!(terminal.area(), Rect::new(0, 0, 20, 5));
+    terminal.draw(&frame(&["spinner", "border", "input", "status", "more"])).unwrap_or_else(|e| match e {});
+    assert_eq!(screen(&terminal), vec!["spinner", "border", "input", "status", "more"]);
+    assert!(
+        scrollback(&terminal).ends_with(&["second".to_string(), "third".to_string()]),
+        "{:?}",
+        scrollback(&terminal)
+    );
+}

@@ -177,6 +177,8 @@ pub fn status_line(state: &UiState, width: usize) -> Line<'static> {
     if !state.queued.is_empty() {
         parts.push((format!("{} queued", state.queued.len()), theme::warning()));
     }
+    // Before the session has started the model and the mode are not known yet: no empty parts.
+    parts.retain(|(text, _)| !text.is_empty());
     let separator = " · ";
     while parts.len() > 1 {
         let total: usize =

@@ -168,16 +168,28 @@ async fn every_failure_in_json_output_ends_with_a_result_object() {
     let out = output(bad_config.lathe(&["-p", "hi", "--output-format", "json"])).await;
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert_eq!(json_lines(&out).pop().expect("result")["subtype"], "error_usage");
+    // A session that cannot be found is a failed run (exit 1); a missing or malformed id is a usage error.
     let fresh = Env::new("");
-    for args in [["-p", "hi", "--continue"], ["-p", "hi", "--resume"]] {
+    let cases: [(&[&str], i32, &str); 4] = [
+        (&["-p", "hi", "--continue"], 1, "error_session"),
+        (&["-p", "hi", "--resume", "0193a5c0-0000-7000-8000-00000000dead"], 1, "error_session"),
+        (&["-p", "hi", "--resume"], 2, "error_usage"),
+        (&["-p", "hi", "--resume", "../elsewhere"], 2, "error_usage"),
+    ];
+    for (args, code, subtype) in cases {
         let mut all = args.to_vec();
-        all.extend(["--provider", "anthropic", "--output-format", "stream-json"]);
+        all.extend(["--provider", "anthropic", "--base-url", &down, "--output-format", "stream-json"]);
         let out = output(fresh.lathe(&all)).await;
-        assert_eq!(out.status.code(), Some(2), "{all:?}: {}", stderr(&out));
+        assert_eq!(out.status.code(), Some(code), "{all:?}: {}", stderr(&out));
         let result = json_lines(&out).pop().expect("result");
         assert_eq!(
             (result["subtype"].as_str(), result["is_error"].as_bool()),
-            (Some("error_usage"), Some(true))
+            (Some(subtype), Some(true)),
+            "{all:?}"
         );
     }
+    let args = ["-p", "hi", "--resume", "nonexistent", "--provider", "anthropic", "--base-url", &down];
+    let out = output(fresh.lathe(&args)).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no session"), "{}", stderr(&out));
 }

@@ -58,6 +58,28 @@ impl Tmux {
         assert!(status.is_ok_and(|s| s.success()), "tmux send-keys failed");
     }
 
+    /// Resizes the pane's window to `width`×`height` (the program gets SIGWINCH).
+    pub fn resize(&self, width: u16, height: u16) {
+        let status = self
+            .command()
+            .args(["resize-window", "-t", "ui", "-x"])
+            .arg(width.to_string())
+            .arg("-y")
+            .arg(height.to_string())
+            .status();
+        assert!(status.is_ok_and(|s| s.success()), "tmux resize-window failed");
+    }
+
+    /// The visible screen only, as text.
+    pub fn screen(&self) -> String {
+        let out = self
+            .command()
+            .args(["capture-pane", "-p", "-t", "ui"])
+            .output()
+            .unwrap_or_else(|e| panic!("tmux capture-pane: {e}"));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// Loads `file` into tmux's paste buffer.
     pub fn load_buffer(&self, file: &Path) {
         let status = self.command().arg("load-buffer").arg(file).status();

@@ -295,3 +295,45 @@ async fn sigterm_restores_the_terminal() {
     .await
     .expect("scenario");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resizing_to_20_by_5_mid_stream_and_back_leaves_the_answer_in_the_scrollback_once() {
+    let setup = setup();
+    let lines: Vec<String> =
+        (1..=40).map(|i| format!("Line {i:02} of the answer says word{i:02} and more text here.")).collect();
+    let answer = lines.join("\n\n");
+    let server = scripted(json!([{"text": answer, "text_chunks": 120, "chunk_delay_ms": 100}])).await;
+    let script = pane_script(&setup, &server, &[]);
+    let dir = setup.tmp.path().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let pane = Tmux::start(&dir, 60, 20, &script);
+        pane.wait_for("claude-sonnet-4-5 · default", WAIT);
+        pane.type_text("tell me");
+        pane.keys(&["Enter"]);
+        pane.wait_for("word05", WAIT);
+        pane.resize(20, 5);
+        pane.wait_until(WAIT, "the pane at 20×5", |_| pane.screen().lines().count() <= 5);
+        pane.wait_for("word15", WAIT);
+        pane.resize(60, 20);
+        pane.wait_for("word40", WAIT);
+        // The turn is over when the spinner has gone from the screen.
+        pane.wait_until(WAIT, "the end of the turn", |_| {
+            let screen = pane.screen();
+            !screen.contains("Working") && screen.contains("claude-sonnet-4-5 · default")
+        });
+        let capture = pane.capture();
+        // Rows wrapped at 20 columns are joined again, so each line of the answer reads whole.
+        let joined = capture.split_whitespace().collect::<Vec<_>>().join(" ");
+        for line in &lines {
+            assert_eq!(
+                joined.matches(line.as_str()).count(),
+                1,
+                "`{line}` once in the scrollback:\n{capture}"
+            );
+        }
+        let prompts = capture.lines().filter(|row| row.trim() == "›").count();
+        assert_eq!(prompts, 1, "no earlier frame of the viewport stays in the scrollback:\n{capture}");
+    })
+    .await
+    .expect("scenario");
+}

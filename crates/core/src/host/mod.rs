@@ -57,9 +57,12 @@ use crate::{Agent, instructions, paths, prompt};
 /// before anything on disk is touched.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
-    /// Bad flag value, missing directory, unknown provider, no such session.
+    /// Bad flag value (a malformed session id among them), missing directory, unknown provider.
     #[error("{0}")]
     Usage(String),
+    /// The session to continue or resume does not exist or its file cannot be read.
+    #[error("{0}")]
+    Session(String),
     /// A config file is unreadable or invalid.
     #[error(transparent)]
     Config(#[from] ConfigError),

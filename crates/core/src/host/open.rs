@@ -33,13 +33,13 @@ pub(crate) fn open(sessions: &Path, choice: &SessionChoice, workspace: &str) -> 
                     sessions.join(format!("{id}.jsonl"))
                 }
                 SessionChoice::Continue | SessionChoice::New => {
-                    session::latest(sessions).map_err(|error| StartError::Usage(error.to_string()))?
+                    session::latest(sessions).map_err(|error| StartError::Session(error.to_string()))?
                 }
             };
             if !path.is_file() {
-                return Err(StartError::Usage(format!("no session {} for {workspace}", path.display())));
+                return Err(StartError::Session(format!("no session {} for {workspace}", path.display())));
             }
-            let loaded = session::load(&path).map_err(|error| StartError::Usage(error.to_string()))?;
+            let loaded = session::load(&path).map_err(|error| StartError::Session(error.to_string()))?;
             warnings
                 .extend(loaded.warnings.iter().map(|warning| format!("session {}: {warning}", loaded.id)));
             if loaded.incomplete {

@@ -169,10 +169,7 @@ fn deny_texts(cmd: &SimpleCommand) -> Vec<String> {
     }
     if cmd.program() == Some("git") {
         let args: Vec<&str> = cmd.args().iter().map(|w| w.text.as_str()).collect();
-        let mut i = 0;
-        while i < args.len() && args[i].starts_with('-') {
-            i += if matches!(args[i], "-C" | "-c" | "--git-dir" | "--work-tree") { 2 } else { 1 };
-        }
+        let i = shell::git_line(&args).at;
         if i > 0 && i < args.len() {
             texts.push(format!("git {}", args[i..].join(" ")));
         }

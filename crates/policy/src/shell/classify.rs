@@ -123,12 +123,22 @@ const RISKY_VARIABLES: &[&str] = &[
     "GIT_CONFIG_GLOBAL",
     "GIT_DIR",
     "GIT_EXEC_PATH",
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "SHELL",
+    "MANPAGER",
+    "BROWSER",
+    "RIPGREP_CONFIG_PATH",
     "PYTHONPATH",
     "PYTHONSTARTUP",
     "NODE_OPTIONS",
     "PERL5OPT",
     "RUBYOPT",
 ];
+
+/// Families of variables that configure git (`GIT_CONFIG_COUNT`, `GIT_CONFIG_KEY_0`, …), the
+/// dynamic loader, `less` (`LESSOPEN` runs a preprocessor) and exported bash functions.
+const RISKY_PREFIXES: &[&str] = &["GIT_", "LD_", "DYLD_", "LESS", "BASH_FUNC_"];
 
 /// Programs that read their program from standard input when given no script.
 const INTERPRETERS: &[&str] = &[
@@ -141,7 +151,9 @@ pub fn classify(cmd: &SimpleCommand, places: &Places<'_>) -> Class {
     if let Some(wrapper) = cmd.wrappers.iter().find(|w| *w == "sudo" || *w == "doas") {
         return Class::Destructive(format!("runs a command as another user ({wrapper})"));
     }
-    let risky = cmd.assignments.iter().any(|name| RISKY_VARIABLES.contains(&name.as_str()));
+    let risky = cmd.assignments.iter().any(|name| {
+        RISKY_VARIABLES.contains(&name.as_str()) || RISKY_PREFIXES.iter().any(|p| name.starts_with(p))
+    });
     let Some(program) = cmd.program() else {
         return if cmd.words.is_empty() && !risky { Class::ReadOnly } else { Class::Mutating };
     };
@@ -307,29 +319,11 @@ fn reads_program_from_stdin(cmd: &SimpleCommand) -> bool {
     !has_inline && (ops.is_empty() || ops[0].text == "-" || arg_texts(cmd).any(|a| a == "-s"))
 }
 
-/// The subcommand of a `git` command line and its index, after global options (`-C dir`,
-/// `-c k=v`, `--no-pager`, `--git-dir=…`).
-pub(super) fn git_subcommand(cmd: &SimpleCommand) -> (Option<&str>, usize, bool) {
-    let args: Vec<&str> = arg_texts(cmd).collect();
-    let mut i = 0;
-    let mut config = false;
-    while i < args.len() {
-        match args[i] {
-            "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path" => i += 2,
-            "-c" | "--config-env" => {
-                config = true;
-                i += 2
-            }
-            a if a.starts_with('-') => i += 1,
-            sub => return (Some(sub), i, config),
-        }
-    }
-    (None, i, config)
-}
-
 fn git_destructive(cmd: &SimpleCommand) -> Option<String> {
-    let (sub, at, _) = git_subcommand(cmd);
-    let rest: Vec<&str> = arg_texts(cmd).skip(at + 1).collect();
+    let args: Vec<&str> = arg_texts(cmd).collect();
+    let line = super::git::git_line(&args);
+    let (sub, at) = (line.sub, line.at);
+    let rest: Vec<&str> = args.iter().skip(at + 1).copied().collect();
     let flag = |short: char, long: &str| {
         rest.iter().any(|a| {
             a.strip_prefix("--").map_or(a.starts_with('-') && a[1..].contains(short), |name| name == long)

@@ -15,7 +15,10 @@
 //! Parser creation costs more than a parse, so each thread keeps one parser, made on its first use
 //! (never at start-up).
 
+mod arith;
 mod classify;
+mod git;
+mod options;
 mod parse;
 mod read_only;
 mod unwrap;
@@ -24,6 +27,7 @@ mod words;
 use std::cell::RefCell;
 
 pub use classify::{Class, Classified, Place, Places, classify, classify_write};
+pub(crate) use git::git_line;
 
 /// Longest command line analysed, in bytes; longer ones are not parsed and ask.
 pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
@@ -175,6 +179,17 @@ fn parse_into(command: &str, depth: usize, cwd: Cwd, out: &mut Parsed) {
     if root.has_error() {
         out.unknown.push("the command is not valid bash syntax (or uses syntax Lathe cannot analyse)".into());
         return;
+    }
+    for text in arith::runtime_arithmetic(root, command) {
+        // Not a program: classified as neither read-only nor destructive, so the mode decides.
+        out.commands.push(SimpleCommand {
+            words: vec![Word::literal(text)],
+            assignments: Vec::new(),
+            wrappers: Vec::new(),
+            runtime_args: false,
+            piped_input: false,
+            cwd: cwd.clone(),
+        });
     }
     let mut walker = parse::Walker { src: command, depth, cwd, out };
     walker.walk(root, false);

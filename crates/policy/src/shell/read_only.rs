@@ -1,9 +1,13 @@
 //! The read-only allow-list: programs and subcommands that only read, with the options that would
-//! make them write or run other programs excluded (`find -exec`, `rg --pre`, `sort -o`,
-//! `git diff --output`, `git -c`, `sed` other than `-n 'Np'`).
+//! make them write, run other programs or change configuration excluded in every spelling
+//! (`find -exec`, `rg --pre`, `sort -o`/`-ro`/`--out=`, `git diff --output`, `git grep -O`, `git -c`,
+//! `sed` other than `-n 'Np'`, `date -s`, `go env -w`, `declare -i`, `test -v`). Pagers (`less`,
+//! `more`) are not on it: they run commands typed at them.
 
 use super::SimpleCommand;
-use super::classify::{arg_texts, git_subcommand, operands};
+use super::classify::{arg_texts, operands};
+use super::git::git_read_only;
+use super::options::{long, long_abbrev, short_cluster};
 
 /// Programs that only read, whatever their arguments (within the exceptions in [`read_only`]).
 const READ_ONLY: &[&str] = &[
@@ -61,8 +65,6 @@ const READ_ONLY: &[&str] = &[
     "cd",
     "pushd",
     "popd",
-    "less",
-    "more",
     "fold",
     "fmt",
     "expand",
@@ -116,6 +118,7 @@ pub(super) fn read_only(program: &str, cmd: &SimpleCommand) -> bool {
     }
     let args: Vec<&str> = arg_texts(cmd).collect();
     let ops = operands(cmd);
+    let any = |f: &dyn Fn(&str) -> bool| args.iter().any(|a| f(a));
     match program {
         "git" => git_read_only(cmd),
         "find" => !args.iter().any(|a| {
@@ -132,77 +135,97 @@ pub(super) fn read_only(program: &str, cmd: &SimpleCommand) -> bool {
                     | "-fprintf"
             )
         }),
-        "rg" => !args.iter().any(|a| a.starts_with("--pre")),
-        "sed" => {
-            // Only `sed -n 'Np'` / `sed -n 'N,Mp'` (no w, e or in-place editing).
-            args.first() == Some(&"-n")
-                && ops.first().is_some_and(|script| {
-                    let s = script.text.trim_end_matches('p');
-                    script.text.ends_with('p')
-                        && !s.is_empty()
-                        && s.split(',').all(|n| n.chars().all(|c| c.is_ascii_digit() || c == '$'))
-                })
-        }
-        "sort" => !args.iter().any(|a| a.starts_with("-o") || a.starts_with("--output")),
+        // `--pre CMD` runs CMD on every file; `--hostname-bin CMD` runs CMD for hyperlinks.
+        "rg" => !any(&|a| a.starts_with("--pre") || long(a, "hostname-bin")),
+        "sed" => sed_prints_lines(&args),
+        // `-o FILE` writes; `--compress-program=PROG` runs PROG. Value-taking shorts: -k -S -t -T.
+        "sort" => !any(&|a| {
+            short_cluster(a, 'o', "kStT")
+                || long_abbrev(a, "output", 1)
+                || long_abbrev(a, "compress-program", 2)
+        }),
         "uniq" | "xxd" => ops.len() <= 1,
-        "tree" => !args.contains(&"-o"),
-        "date" => !args.iter().any(|a| a.starts_with("-s") || a.starts_with("--set")),
-        "hostname" => ops.is_empty(),
-        "file" => !args.contains(&"-C"),
+        // `-o FILE` writes; `-R` runs tree again in every directory with `-o 00Tree.html`.
+        "tree" => {
+            !any(&|a| !a.starts_with("--") && a.starts_with('-') && (a.contains('o') || a.contains('R')))
+        }
+        "date" => !any(&|a| short_cluster(a, 's', "dfIr") || long_abbrev(a, "set", 1)),
+        "hostname" => args.iter().all(|a| HOSTNAME_SHOWS.contains(a)),
+        "hostnamectl" => hostnamectl_shows(&args),
+        // `-C` compiles a magic file next to it.
+        "file" => !any(&|a| short_cluster(a, 'C', "efmFP") || long_abbrev(a, "compile", 2)),
         "base64" => true,
         // After unwrapping, `env` runs no command (it prints the environment) and `command` is `-v`.
         "env" | "command" => true,
         "cargo" => matches!(args.first(), Some(&"--version" | &"-V")),
-        "go" => matches!(args.first(), Some(&"version" | &"env")),
-        "less" | "more" => true,
+        "go" => match args.first() {
+            Some(&"version") => true,
+            // `go env -w`/`-u` change the Go environment file.
+            Some(&"env") => !any(&|a| matches!(a, "-w" | "-u" | "--w" | "--u")),
+            _ => false,
+        },
+        // `printf -v NAME` assigns a variable, and a subscript in NAME is evaluated (runs `$(…)`).
+        "printf" => !args.first().is_some_and(|a| a.starts_with("-v")),
+        // `-v NAME`/`-R NAME` evaluate a subscript in NAME.
+        "test" | "[" | "[[" => !any(&|a| matches!(a, "-v" | "-R")),
+        // `-i` evaluates values as arithmetic, `-n` makes a reference that evaluates later; a
+        // subscript in a name is evaluated.
+        "declare" | "typeset" | "local" | "readonly" | "export" => {
+            !any(&|a| (a.starts_with('-') && (a.contains('i') || a.contains('n'))) || a.contains('['))
+        }
+        "unset" => !any(&|a| a.contains('[')),
         _ => true,
     }
 }
 
-fn git_read_only(cmd: &SimpleCommand) -> bool {
-    let (sub, at, config) = git_subcommand(cmd);
-    if config {
-        return false;
-    }
-    let rest: Vec<&str> = arg_texts(cmd).skip(at + 1).collect();
-    let writes_output =
-        rest.iter().any(|a| a.starts_with("--output") || *a == "-o" || a.starts_with("--ext-diff"));
-    match sub {
-        None => rest.iter().all(|a| matches!(*a, "--version" | "--help")),
-        Some(
-            "status" | "log" | "show" | "diff" | "blame" | "shortlog" | "describe" | "rev-parse" | "ls-files"
-            | "ls-tree" | "cat-file" | "grep" | "reflog" | "whatchanged" | "show-ref" | "rev-list"
-            | "merge-base" | "name-rev" | "count-objects" | "check-ignore" | "version",
-        ) => !writes_output,
-        Some("branch") => rest.iter().all(|a| {
-            matches!(
-                *a,
-                "-a" | "-r"
-                    | "-v"
-                    | "-vv"
-                    | "--all"
-                    | "--remotes"
-                    | "--list"
-                    | "-l"
-                    | "--show-current"
-                    | "--verbose"
-            ) || a.starts_with("--contains")
-                || a.starts_with("--merged")
-                || a.starts_with("--no-merged")
-                || a.starts_with("--sort")
-                || a.starts_with("--format")
-        }),
-        Some("tag") => {
-            rest.is_empty() || rest.iter().all(|a| matches!(*a, "-l" | "--list") || a.starts_with("--sort"))
+/// `hostname` options that only show a name or address (`-F FILE` and `-b NAME` set it).
+const HOSTNAME_SHOWS: &[&str] = &[
+    "-a",
+    "-A",
+    "-d",
+    "-f",
+    "-i",
+    "-I",
+    "-s",
+    "-y",
+    "--alias",
+    "--all-fqdns",
+    "--domain",
+    "--fqdn",
+    "--long",
+    "--ip-address",
+    "--all-ip-addresses",
+    "--short",
+    "--yp",
+    "--nis",
+    "-V",
+    "--version",
+    "-h",
+    "--help",
+];
+
+/// `hostnamectl` with no verb, `status`, or a property verb without a new value (`hostname`
+/// alone shows the name; `hostname NEW` sets it). `-H`/`-M` reach other machines.
+fn hostnamectl_shows(args: &[&str]) -> bool {
+    let verbs: Vec<&str> = args.iter().copied().filter(|a| !a.starts_with('-')).collect();
+    let options_show = args.iter().filter(|a| a.starts_with('-')).all(|a| {
+        matches!(*a, "--static" | "--transient" | "--pretty" | "--no-pager") || a.starts_with("--json")
+    });
+    options_show
+        && match verbs[..] {
+            [] | ["status"] => true,
+            [verb] => matches!(verb, "hostname" | "icon-name" | "chassis" | "deployment" | "location"),
+            _ => false,
         }
-        Some("remote") => {
-            rest.iter().all(|a| matches!(*a, "-v" | "--verbose" | "show" | "get-url")) || rest.is_empty()
-        }
-        Some("stash") => matches!(rest.first(), Some(&"list" | &"show")),
-        Some("config") => {
-            rest.iter().any(|a| matches!(*a, "--get" | "--list" | "-l" | "--get-all" | "--get-regexp"))
-        }
-        Some("worktree") => rest.first() == Some(&"list"),
-        Some(_) => false,
-    }
+}
+
+/// Only `sed -n 'Np'` / `sed -n 'N,Mp'` followed by files: no other option (`-i`, `-e`, `-f`,
+/// `-s`, …) and no other command (`w`, `e`, `s///w`).
+fn sed_prints_lines(args: &[&str]) -> bool {
+    let [quiet, script, files @ ..] = args else { return false };
+    let lines = script.strip_suffix('p').unwrap_or("");
+    matches!(*quiet, "-n" | "--quiet" | "--silent")
+        && !lines.is_empty()
+        && lines.split(',').all(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit() || c == '$'))
+        && files.iter().all(|f| !f.starts_with('-') || *f == "-")
 }

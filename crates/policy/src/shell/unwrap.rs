@@ -4,6 +4,7 @@
 //! command's words into the pieces the policy judges.
 
 use super::Word;
+use super::options::{long_abbrev, short_cluster};
 
 /// What one command's words stand for.
 #[derive(Debug)]
@@ -66,18 +67,24 @@ fn unwrap_into(
             "builtin" | "nohup" | "setsid" => Some(options(&args, &[], |a| a.starts_with('-'))),
             "time" => Some(options(&args, &[], |a| a == "-p")),
             "exec" => Some(options(&args, &["-a"], |a| a == "-c" || a == "-l")),
-            "nice" => Some(options(&args, &["-n"], |a| {
+            "nice" => Some(options(&args, &["-n", "--adjustment"], |a| {
                 a.starts_with("--adjustment") || (a.starts_with('-') && a[1..].parse::<i32>().is_ok())
             })),
-            "ionice" => Some(options(&args, &["-c", "-n", "-p", "-P", "-u"], |a| a == "-t")),
+            "ionice" => Some(options(
+                &args,
+                &["-c", "-n", "-p", "-P", "-u", "--class", "--classdata", "--pid", "--pgid", "--uid"],
+                |a| a == "-t" || a == "--ignore",
+            )),
             "timeout" => {
-                let opts = options(&args, &["-s", "-k"], |a| {
+                let opts = options(&args, &["-s", "-k", "--signal", "--kill-after"], |a| {
                     a.starts_with("--") || (a.starts_with('-') && a.len() > 1)
                 });
                 // Then the duration.
                 Some(opts + 1)
             }
-            "stdbuf" => Some(options(&args, &["-i", "-o", "-e"], |a| a.starts_with('-') && a.len() > 2)),
+            "stdbuf" => Some(options(&args, &["-i", "-o", "-e", "--input", "--output", "--error"], |a| {
+                a.starts_with('-') && a.len() > 2
+            })),
             "sudo" | "doas" => Some(options(
                 &args,
                 &["-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "-R"],
@@ -87,7 +94,23 @@ fn unwrap_into(
                 runtime_args = true;
                 let skip = options(
                     &args,
-                    &["-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter"],
+                    &[
+                        "-a",
+                        "-d",
+                        "-E",
+                        "-I",
+                        "-L",
+                        "-n",
+                        "-P",
+                        "-s",
+                        "--arg-file",
+                        "--delimiter",
+                        "--max-args",
+                        "--max-lines",
+                        "--max-chars",
+                        "--max-procs",
+                        "--process-slot-var",
+                    ],
                     |a| a.starts_with('-'),
                 );
                 if skip >= args.len() {
@@ -170,10 +193,15 @@ fn env_skip(args: &[&str], assignments: &mut Vec<String>) -> Result<Option<usize
             i += 1;
             break;
         }
-        if arg == "-S" || arg.starts_with("--split-string") || (arg.starts_with("-S") && arg.len() > 2) {
+        // `-S`, also in a cluster (`-iS'cmd'`) or abbreviated (`--split=cmd`).
+        if short_cluster(arg, 'S', "uC") || long_abbrev(arg, "split-string", 1) {
             return Err("`env -S` splits a string into a command line".into());
         }
-        if arg == "-u" || arg == "-C" || arg == "--unset" || arg == "--chdir" {
+        // `-u NAME`/`-C DIR`, also at the end of a cluster (`-iu NAME`).
+        let value_follows = !arg.starts_with("--")
+            && arg.len() > 1
+            && arg[1..].find(['u', 'C']).is_some_and(|at| at + 2 == arg.len());
+        if value_follows || arg == "--unset" || arg == "--chdir" {
             i += 2;
         } else if arg.starts_with('-') {
             i += 1;

@@ -131,6 +131,156 @@ default ¦ none ¦ sh ¦ ls &> listing.txt ¦ ask
 default ¦ none ¦ sh ¦ ls | tee listing.txt ¦ ask
 default ¦ none ¦ sh ¦ awk '{print $1}' file ¦ ask
 default ¦ none ¦ sh ¦ git -c core.pager=evil log ¦ ask
+# Options that run a program, write a file or change configuration, in every spelling.
+default ¦ none ¦ sh ¦ git grep -O foo ¦ ask
+default ¦ none ¦ sh ¦ git grep -Ovim foo ¦ ask
+default ¦ none ¦ sh ¦ git grep -O'touch x' foo ¦ ask
+default ¦ none ¦ sh ¦ git grep -iOvim foo ¦ ask
+default ¦ none ¦ sh ¦ git grep --open-files-in-pager foo ¦ ask
+default ¦ none ¦ sh ¦ git grep --open-files-in-pager='touch x' foo ¦ ask
+default ¦ none ¦ sh ¦ git grep --op=vim foo ¦ ask
+default ¦ none ¦ sh ¦ git grep --textconv foo ¦ ask
+default ¦ none ¦ sh ¦ git grep -n -e-O foo ¦ allow
+default ¦ none ¦ sh ¦ git grep -o foo ¦ allow
+default ¦ none ¦ sh ¦ git grep -n foo -- src ¦ allow
+default ¦ none ¦ sh ¦ git diff --output patch.txt ¦ ask
+default ¦ none ¦ sh ¦ git log -p --output=/tmp/x ¦ ask
+default ¦ none ¦ sh ¦ git show --output=x HEAD ¦ ask
+default ¦ none ¦ sh ¦ git diff --ext-diff ¦ ask
+default ¦ none ¦ sh ¦ git log -p --ext-diff ¦ ask
+default ¦ none ¦ sh ¦ git show --ext-diff HEAD ¦ ask
+default ¦ none ¦ sh ¦ git diff --textconv ¦ ask
+default ¦ none ¦ sh ¦ git show --textconv HEAD:a.pdf ¦ ask
+default ¦ none ¦ sh ¦ git cat-file --textconv HEAD:a.pdf ¦ ask
+default ¦ none ¦ sh ¦ git cat-file --filters HEAD:a ¦ ask
+default ¦ none ¦ sh ¦ git cat-file -p HEAD ¦ allow
+default ¦ none ¦ sh ¦ git stash show --output=x ¦ ask
+default ¦ none ¦ sh ¦ git stash show -p --ext-diff ¦ ask
+default ¦ none ¦ sh ¦ git stash list ¦ allow
+default ¦ none ¦ sh ¦ git diff --output-indicator-new=+ ¦ allow
+default ¦ none ¦ sh ¦ git diff --no-ext-diff --no-textconv ¦ allow
+default ¦ none ¦ sh ¦ git -c diff.external=evil diff ¦ ask
+default ¦ none ¦ sh ¦ git -c core.fsmonitor=evil status ¦ ask
+default ¦ none ¦ sh ¦ git --config-env core.pager=SHELL log ¦ ask
+default ¦ none ¦ sh ¦ git --config-env=diff.external=SHELL diff ¦ ask
+default ¦ none ¦ sh ¦ git --exec-path=. status ¦ ask
+default ¦ none ¦ sh ¦ git --exec-path ¦ allow
+default ¦ none ¦ sh ¦ git --git-dir=sub/.git log ¦ ask
+default ¦ none ¦ sh ¦ git --git-dir sub/.git log ¦ ask
+default ¦ none ¦ sh ¦ git --unknown-global log ¦ ask
+default ¦ none ¦ sh ¦ git -C sub log --oneline ¦ allow
+default ¦ none ¦ sh ¦ git --no-pager -P log -1 ¦ allow
+default ¦ none ¦ sh ¦ git --attr-source HEAD log ¦ allow
+default ¦ none ¦ sh ¦ git --attr-source status push ¦ ask
+default ¦ none ¦ sh ¦ git --namespace status push ¦ ask
+default ¦ none ¦ sh ¦ git ls-remote --upload-pack='touch x' origin ¦ ask
+default ¦ none ¦ sh ¦ git ls-remote -u 'touch x' origin ¦ ask
+default ¦ none ¦ sh ¦ git difftool ¦ ask
+default ¦ none ¦ sh ¦ git mergetool ¦ ask
+default ¦ none ¦ sh ¦ git reflog ¦ allow
+default ¦ none ¦ sh ¦ git reflog expire --expire=now --all ¦ ask
+default ¦ none ¦ sh ¦ git reflog delete HEAD@{1} ¦ ask
+default ¦ none ¦ sh ¦ git config --get user.name ¦ allow
+default ¦ none ¦ sh ¦ git config get user.name ¦ allow
+default ¦ none ¦ sh ¦ git config --list --show-origin ¦ allow
+default ¦ none ¦ sh ¦ git config --get x --add core.pager evil ¦ ask
+default ¦ none ¦ sh ¦ git config set core.pager evil ¦ ask
+default ¦ none ¦ sh ¦ git config --edit ¦ ask
+default ¦ none ¦ sh ¦ GIT_PAGER='touch x' git log ¦ ask
+default ¦ none ¦ sh ¦ PAGER='touch x' git log ¦ ask
+default ¦ none ¦ sh ¦ GIT_EXTERNAL_DIFF='touch x' git diff ¦ ask
+default ¦ none ¦ sh ¦ GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=evil git log ¦ ask
+default ¦ none ¦ sh ¦ GIT_CONFIG_PARAMETERS="'core.pager'='evil'" git log ¦ ask
+default ¦ none ¦ sh ¦ HOME=. git log ¦ ask
+default ¦ none ¦ sh ¦ XDG_CONFIG_HOME=. git diff ¦ ask
+default ¦ none ¦ sh ¦ LESSOPEN='|touch x %s' git log ¦ ask
+default ¦ none ¦ sh ¦ env GIT_PAGER='touch x' git log ¦ ask
+default ¦ none ¦ sh ¦ export GIT_EXTERNAL_DIFF=evil; git diff ¦ ask
+default ¦ none ¦ sh ¦ find . -ok rm {} \; ¦ ask
+default ¦ none ¦ sh ¦ find . -execdir touch {} + ¦ ask
+default ¦ none ¦ sh ¦ find . -fprint out.txt ¦ ask
+default ¦ none ¦ sh ¦ find . -fprintf out.txt %p ¦ ask
+default ¦ none ¦ sh ¦ find . -fls out.txt ¦ ask
+default ¦ none ¦ sh ¦ sort -ro out.txt in.txt ¦ ask
+default ¦ none ¦ sh ¦ sort -oout.txt in.txt ¦ ask
+default ¦ none ¦ sh ¦ sort --output=out.txt in.txt ¦ ask
+default ¦ none ¦ sh ¦ sort --out=out.txt in.txt ¦ ask
+default ¦ none ¦ sh ¦ sort --compress-program=sh in.txt ¦ ask
+default ¦ none ¦ sh ¦ sort -t, -k2 in.txt ¦ allow
+default ¦ none ¦ sh ¦ sed -n 1p -i file.txt ¦ ask
+default ¦ none ¦ sh ¦ sed -n 1p --in-place file.txt ¦ ask
+default ¦ none ¦ sh ¦ sed -n -e 1p -e 'e touch x' file.txt ¦ ask
+default ¦ none ¦ sh ¦ sed -n -f 1p file.txt ¦ ask
+default ¦ none ¦ sh ¦ sed -n '1w out.txt' file.txt ¦ ask
+default ¦ none ¦ sh ¦ sed -n 's/a/b/e' file.txt ¦ ask
+default ¦ none ¦ sh ¦ sed 1e file.txt ¦ ask
+default ¦ none ¦ sh ¦ sed -n '1,$p' a.txt b.txt ¦ allow
+default ¦ none ¦ sh ¦ rg --pre=./script x ¦ ask
+default ¦ none ¦ sh ¦ rg --hostname-bin=./script --hyperlink-format=default x ¦ ask
+default ¦ none ¦ sh ¦ RIPGREP_CONFIG_PATH=evil.rc rg x ¦ ask
+default ¦ none ¦ sh ¦ less README.md ¦ ask
+default ¦ none ¦ sh ¦ more README.md ¦ ask
+default ¦ none ¦ sh ¦ man git ¦ ask
+default ¦ none ¦ sh ¦ tree -o out.txt ¦ ask
+default ¦ none ¦ sh ¦ tree -ao out.txt ¦ ask
+default ¦ none ¦ sh ¦ tree -R -H . ¦ ask
+default ¦ none ¦ sh ¦ tree -a -L 2 ¦ allow
+default ¦ none ¦ sh ¦ xxd in.bin out.txt ¦ ask
+default ¦ none ¦ sh ¦ xxd in.bin ¦ allow
+default ¦ none ¦ sh ¦ uniq in.txt out.txt ¦ ask
+default ¦ none ¦ sh ¦ awk 'BEGIN { system("touch x") }' ¦ ask
+default ¦ none ¦ sh ¦ date -s 2020-01-01 ¦ ask
+default ¦ none ¦ sh ¦ date -us 2020-01-01 ¦ ask
+default ¦ none ¦ sh ¦ date --set=2020-01-01 ¦ ask
+default ¦ none ¦ sh ¦ date --s=2020-01-01 ¦ ask
+default ¦ none ¦ sh ¦ date -Iseconds ¦ allow
+default ¦ none ¦ sh ¦ hostname -F name.txt ¦ ask
+default ¦ none ¦ sh ¦ hostname -Fname.txt ¦ ask
+default ¦ none ¦ sh ¦ hostname -f ¦ allow
+default ¦ none ¦ sh ¦ hostnamectl set-hostname evil ¦ ask
+default ¦ none ¦ sh ¦ hostnamectl hostname evil ¦ ask
+default ¦ none ¦ sh ¦ hostnamectl ¦ allow
+default ¦ none ¦ sh ¦ file -C -m magic ¦ ask
+default ¦ none ¦ sh ¦ file --compile -m magic ¦ ask
+default ¦ none ¦ sh ¦ file -b README.md ¦ allow
+default ¦ none ¦ sh ¦ go env -w GOFLAGS=-toolexec=./evil ¦ ask
+default ¦ none ¦ sh ¦ go env GOPATH ¦ allow
+default ¦ none ¦ sh ¦ printf -v PATH %s /tmp/evil; ls ¦ ask
+default ¦ none ¦ sh ¦ printf '%s\n' x ¦ allow
+# Bash evaluates array subscripts (and the `$(…)` in them) wherever it evaluates arithmetic.
+default ¦ none ¦ sh ¦ x=$(cat f); echo $((x)) ¦ ask
+default ¦ none ¦ sh ¦ x=$(cat f); ((x)) ¦ ask
+default ¦ none ¦ sh ¦ x=$(cat f); [[ x -eq 1 ]] ¦ ask
+default ¦ none ¦ sh ¦ [[ $x -lt 2 ]] ¦ ask
+default ¦ none ¦ sh ¦ [[ 1 -eq 'a[$(touch x)]' ]] ¦ ask
+default ¦ none ¦ sh ¦ [[ -v 'a[$(touch x)]' ]] ¦ ask
+default ¦ none ¦ sh ¦ [ -v 'a[$(touch x)]' ] ¦ ask
+default ¦ none ¦ sh ¦ test -v 'a[$(touch x)]' ¦ ask
+default ¦ none ¦ sh ¦ echo ${a[x]} ¦ ask
+default ¦ none ¦ sh ¦ echo ${s:x} ¦ ask
+default ¦ none ¦ sh ¦ for ((i=0; i<n; i++)); do echo $i; done ¦ ask
+default ¦ none ¦ sh ¦ declare -i x='a[$(touch x)]' ¦ ask
+default ¦ none ¦ sh ¦ declare 'a[$(touch x)]=1' ¦ ask
+default ¦ none ¦ sh ¦ unset 'a[$(touch x)]' ¦ ask
+default ¦ none ¦ sh ¦ x=$(cat f); echo ${!x} ¦ ask
+default ¦ none ¦ sh ¦ x=$(cat f); echo "${x@P}" ¦ ask
+default ¦ none ¦ sh ¦ echo "${x@Q}" ${#x} ${x%%.*} ¦ allow
+default ¦ none ¦ sh ¦ echo $((1 + 2)) ${a[@]} ${s:-default} ${s:1:2} ¦ allow
+default ¦ none ¦ sh ¦ [[ $# -eq 0 && -f Cargo.toml ]] ¦ allow
+default ¦ none ¦ sh ¦ [ "$x" -eq 1 ] ¦ allow
+bypass ¦ none ¦ sh ¦ for ((i=0; i<n; i++)); do echo $i; done ¦ allow
+# Wrappers whose options take a value as the next word, in every spelling.
+default ¦ none ¦ sh ¦ env -iS'touch x' ¦ ask
+default ¦ none ¦ sh ¦ env --split='touch x' ¦ ask
+default ¦ none ¦ sh ¦ env -iu ls touch x ¦ ask
+default ¦ none ¦ sh ¦ env -i -u ls touch x ¦ ask
+default ¦ none ¦ sh ¦ env -i ls ¦ allow
+bypass ¦ none ¦ sh ¦ timeout --signal KILL 5 rm -rf / ¦ ask
+bypass ¦ none ¦ sh ¦ timeout --kill-after 1 5 rm -rf / ¦ ask
+bypass ¦ none ¦ sh ¦ nice --adjustment 5 rm -rf / ¦ ask
+bypass ¦ none ¦ sh ¦ stdbuf --output L rm -rf / ¦ ask
+bypass ¦ none ¦ sh ¦ ionice --class 3 rm -rf / ¦ ask
+bypass ¦ none ¦ sh ¦ ls | xargs --max-args 1 rm -rf / ¦ ask
 default ¦ none ¦ sh ¦ PATH=.:$PATH ls ¦ ask
 default ¦ none ¦ sh ¦ export PATH=/tmp/evil:$PATH; ls ¦ ask
 default ¦ none ¦ sh ¦ ls; touch x ¦ ask
