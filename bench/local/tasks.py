@@ -4,8 +4,8 @@
 Each task gets a fresh workspace (a few small Python files, a CSV, notes), runs
 `lathe -p TASK --provider local --model SIZE --yolo --output-format stream-json`
 and is checked by running code in the workspace (or, for a question, by the answer). Files the task
-must not touch are compared byte for byte afterwards; a run that broke a file that worked before
-and still reported success is counted separately (`broken_success`, must be 0).
+must not touch are compared byte for byte afterwards; a Python file that worked before the run (a script
+ran, a module imported) and does not after a run that reported success counts as `broken_success`.
 
 Reported per model: pass rate, median and max seconds per task, peak RSS of lathe (MB), how often
 a loop guard fired (a call refused by the per-response cap or the repeated-call check, or a run
@@ -179,6 +179,31 @@ def check(workspace, task, answer):
     return done.returncode == 0
 
 
+def working_files(workspace):
+    """The Python files that work: a script (with `__main__`) runs, a module imports."""
+    works = set()
+    for folder, _, names in os.walk(workspace):
+        if ".lathe" in folder:
+            continue
+        for name in names:
+            if not name.endswith(".py"):
+                continue
+            path = os.path.join(folder, name)
+            relative = os.path.relpath(path, workspace)
+            with open(path, errors="replace") as f:
+                script = "__main__" in f.read()
+            module = relative[:-3].replace(os.sep, ".")
+            command = ["python3", relative] if script else ["python3", "-c", f"import {module}"]
+            try:
+                done = subprocess.run(command, cwd=workspace, capture_output=True, timeout=20,
+                                      env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+            except subprocess.TimeoutExpired:
+                continue
+            if done.returncode == 0:
+                works.add(relative)
+    return works
+
+
 def working_before(workspace, task, before):
     """Files that were not to change but did (a task must not break or rewrite unrelated files)."""
     changed = []
@@ -194,6 +219,7 @@ def working_before(workspace, task, before):
 def run_task(size, task, timeout, base, home):
     workspace = os.path.join(base, task["name"])
     before = setup(workspace, task)
+    worked = working_files(workspace)
     command = ["/usr/bin/time", "-f", "%M", LATHE, "-p", task["prompt"], "--provider", "local", "--model", size,
                "--yolo", "--output-format", "stream-json", "-C", workspace]
     started = time.monotonic()
@@ -221,14 +247,15 @@ def run_task(size, task, timeout, base, home):
     rss_lines = [l for l in err.strip().splitlines() if l.strip().isdigit()]
     rss_mb = int(rss_lines[-1]) / 1024 if rss_lines else 0.0
     passed = code == 0 and check(workspace, task, answer)
-    # The task's own files must still work when the run claims success: a failed check after exit 0
-    # with a changed file counts as "broken and reported success".
+    # A Python file that worked before (ran or imported) and does not now, after a run that
+    # reported success, is "broken and reported success".
     touched = working_before(workspace, task, before)
-    broken_success = code == 0 and not passed and (bool(touched) or bool(task["changes"]))
+    broken = sorted(worked - working_files(workspace))
+    broken_success = code == 0 and bool(broken)
     calls = [(e.get("name"), e.get("arguments")) for e in events if e.get("type") == "tool_call"]
     return {"task": task["name"], "passed": passed, "exit": code, "subtype": result.get("subtype"),
             "seconds": round(seconds, 1), "rss_mb": round(rss_mb, 1), "guards": guards,
-            "broken_success": broken_success, "unrelated_changes": touched, "calls": calls,
+            "broken_success": broken_success, "broken": broken, "unrelated_changes": touched, "calls": calls,
             "answer": answer[:300]}
 
 

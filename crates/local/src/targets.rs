@@ -77,7 +77,9 @@ mod tests {
                 arguments: json!({"path": path}),
                 incomplete: None,
             })],
-            ..AssistantMessage::default()
+            stop: lathe_protocol::StopReason::ToolUse,
+            usage: lathe_protocol::Usage::default(),
+            model: "local".into(),
         })
     }
 

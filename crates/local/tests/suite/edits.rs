@@ -43,7 +43,9 @@ fn request(task: &str, read: &ToolResult, temperature: f32) -> ModelRequest {
             LedgerItem::User(UserMessage::text(task)),
             LedgerItem::Assistant(AssistantMessage {
                 content: vec![Content::ToolCall(call)],
-                ..AssistantMessage::default()
+                stop: lathe_protocol::StopReason::ToolUse,
+                usage: lathe_protocol::Usage::default(),
+                model: "local".into(),
             }),
             LedgerItem::ToolResult(read.clone()),
         ],
