@@ -163,6 +163,9 @@ pub struct LocalConfig {
     /// call, not the `answer` tool: small models otherwise "answer" tasks they have not done
     /// (claiming a fix they never made). Default on.
     pub act_first: bool,
+    /// A user message that is a question (ends with `?`, names no change) gets no file-changing
+    /// tool: a small model otherwise edits files to make its answer true. Default on.
+    pub questions_read_only: bool,
     /// Offer tools with their required parameters (and `path`) only ([`crate::chatml::lean_tools`]):
     /// a shorter prompt, and no optional parameter filled with a wrong guess. Default on.
     pub lean_schemas: bool,
@@ -191,6 +194,7 @@ impl Default for LocalConfig {
             max_calls_per_response: 1,
             act_first: true,
             lean_schemas: true,
+            questions_read_only: true,
             edit_grammar: true,
             workspace: None,
         }

@@ -216,6 +216,11 @@ impl Provider for LocalProvider {
         let mode = self.config.answer_mode;
         let mut tools = chatml::offered_tools(request, mode);
         let mut grammar_mode = effective_mode(mode, request);
+        if self.config.questions_read_only && asks_a_question(request) {
+            // A small model asked "which file defines f?" renames a function in some file so
+            // that its answer is true; a question gets no file-changing tool.
+            tools.retain(|tool| !FILE_CHANGING_TOOLS.contains(&tool.name.as_str()));
+        }
         if self.config.act_first && !acted_this_turn(request) && tools.len() > 1 {
             // Nothing looked at yet in this turn: a small model "answers" a task it has not done
             // (it claims the fix); it must make a real call first.
@@ -277,6 +282,69 @@ fn effective_mode(mode: AnswerMode, request: &ModelRequest) -> AnswerMode {
         AnswerMode::Auto if !after_tool_result(request) => AnswerMode::FinalAnswerTool,
         other => other,
     }
+}
+
+/// The tools that change files, withheld from the grammar for a question.
+const FILE_CHANGING_TOOLS: [&str; 2] = ["write_file", "edit_file"];
+
+/// Words that make a message a request for a change even when it ends with `?` ("can you fix
+/// it?"), compared case-insensitively with its words.
+const CHANGE_WORDS: [&str; 24] = [
+    "add",
+    "change",
+    "create",
+    "delete",
+    "edit",
+    "fix",
+    "implement",
+    "insert",
+    "make",
+    "modify",
+    "move",
+    "refactor",
+    "remove",
+    "rename",
+    "replace",
+    "rewrite",
+    "set",
+    "update",
+    "write",
+    "correct",
+    "repair",
+    "convert",
+    "append",
+    "patch",
+];
+
+/// Whether the user's last message is a question that asks for no change: it ends with `?` and
+/// none of its words is one of [`CHANGE_WORDS`].
+fn asks_a_question(request: &ModelRequest) -> bool {
+    let Some(text) = request.messages.iter().rev().find_map(|item| match item {
+        LedgerItem::User(message) if message.origin == lathe_protocol::UserOrigin::User => Some(
+            message
+                .content
+                .iter()
+                .filter_map(|content| match content {
+                    lathe_protocol::Content::Text { text } => Some(text.as_str()),
+                    lathe_protocol::Content::Image { .. }
+                    | lathe_protocol::Content::Thinking(_)
+                    | lathe_protocol::Content::ToolCall(_) => None,
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        LedgerItem::User(_)
+        | LedgerItem::Assistant(_)
+        | LedgerItem::ToolResult(_)
+        | LedgerItem::Compaction(_)
+        | LedgerItem::Meta(_) => None,
+    }) else {
+        return false;
+    };
+    text.trim_end().ends_with('?')
+        && !text
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|word| CHANGE_WORDS.iter().any(|change| change.eq_ignore_ascii_case(word)))
 }
 
 /// Whether the model has seen a tool result since the last message from the user.
@@ -346,6 +414,21 @@ mod tests {
         let config = LocalConfig { model_path: Some("/nonexistent/m.gguf".into()), ..LocalConfig::default() };
         let err = LocalProvider::new(config).unwrap_err();
         assert!(err.to_string().contains("not found"), "{err}");
+    }
+
+    #[test]
+    fn a_question_that_names_no_change_is_read_only() {
+        let asks = |text: &str| {
+            asks_a_question(&ModelRequest {
+                messages: vec![LedgerItem::User(lathe_protocol::UserMessage::text(text))],
+                ..ModelRequest::default()
+            })
+        };
+        assert!(asks("Which file defines the function parse_date?"));
+        assert!(asks("How many rows does people.csv have?  "));
+        assert!(!asks("Can you fix the off-by-one in series.py?"));
+        assert!(!asks("Why does it fail? Make the test pass."));
+        assert!(!asks("Rename x to result in geometry.py."));
     }
 
     #[tokio::test]

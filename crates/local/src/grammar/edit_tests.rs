@@ -24,7 +24,7 @@ fn only_lines_occurring_once_start_an_old_string() {
     assert!(text.contains(r#"e0-l3-r1 ::= "def g():""#), "{text}");
     assert!(text.contains(r#"e0-l2-r2 ::= ( "\\n" e0-l3-r1 )?"#), "{text}");
     assert!(text.contains(r#"e0-l4-r4 ::= "    return 1""#), "{text}");
-    assert!(text.contains(r#""{\"path\": \"src/a.py\", \"old_string\": " e0-old"#), "{text}");
+    assert!(text.contains(r#"( "\"path\": \"src/a.py\", \"old_string\": " e0-old )"#), "{text}");
 }
 
 #[test]
