@@ -77,12 +77,9 @@ pub fn offered_tools(request: &ModelRequest, mode: AnswerMode) -> Vec<ToolSpec> 
     tools
 }
 
-/// Optional parameters a small model is still offered: the rest (offsets, globs, timeouts,
-/// modes) it fills with plausible-looking wrong values (`"glob": "*.rs"` in a Python project).
-pub const LEAN_OPTIONAL: [&str; 1] = ["path"];
-
-/// `tools` with only their required parameters and those of [`LEAN_OPTIONAL`] (a schema without
-/// `required`, or not an object schema, is kept whole).
+/// `tools` with only their required parameters (a schema without `required`, or not an object
+/// schema, is kept whole). A small model fills optional parameters with plausible-looking wrong
+/// values: `"glob": "*.rs"` in a Python project, a grep `path` naming the wrong file.
 pub fn lean_tools(tools: &[ToolSpec]) -> Vec<ToolSpec> {
     tools
         .iter()
@@ -95,8 +92,7 @@ pub fn lean_tools(tools: &[ToolSpec]) -> Vec<ToolSpec> {
                 _ => return tool,
             };
             if let Some(Value::Object(properties)) = tool.input_schema.get_mut("properties") {
-                properties
-                    .retain(|name, _| required.contains(name) || LEAN_OPTIONAL.contains(&name.as_str()));
+                properties.retain(|name, _| required.contains(name));
             }
             tool
         })

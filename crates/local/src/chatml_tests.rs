@@ -120,3 +120,16 @@ fn the_system_turn_is_a_stable_prefix_of_every_prompt() {
     let generated = render_call("read_file", &json!({"path": "x"}));
     assert!(two.starts_with(&format!("{history}{ASSISTANT_START}{generated}<|im_end|>\n")), "{two}");
 }
+
+#[test]
+fn lean_tools_keep_only_required_parameters() {
+    let tools = vec![ToolSpec {
+        name: "grep".into(),
+        description: String::new(),
+        input_schema: json!({"type": "object", "required": ["pattern"],
+            "properties": {"pattern": {"type": "string"}, "path": {"type": "string"}, "glob": {"type": "string"}}}),
+    }];
+    let lean = lean_tools(&tools);
+    assert_eq!(lean[0].input_schema["properties"], json!({"pattern": {"type": "string"}}));
+    assert_eq!(lean[0].input_schema["required"], json!(["pattern"]));
+}

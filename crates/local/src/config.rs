@@ -166,7 +166,7 @@ pub struct LocalConfig {
     /// A user message that is a question (ends with `?`, names no change) gets no file-changing
     /// tool: a small model otherwise edits files to make its answer true. Default on.
     pub questions_read_only: bool,
-    /// Offer tools with their required parameters (and `path`) only ([`crate::chatml::lean_tools`]):
+    /// Offer tools with their required parameters only ([`crate::chatml::lean_tools`]):
     /// a shorter prompt, and no optional parameter filled with a wrong guess. Default on.
     pub lean_schemas: bool,
     /// Constrain `edit_file` to edits that apply to the files the model has read (see
