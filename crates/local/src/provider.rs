@@ -320,19 +320,9 @@ const CHANGE_WORDS: [&str; 24] = [
 /// none of its words is one of [`CHANGE_WORDS`].
 fn asks_a_question(request: &ModelRequest) -> bool {
     let Some(text) = request.messages.iter().rev().find_map(|item| match item {
-        LedgerItem::User(message) if message.origin == lathe_protocol::UserOrigin::User => Some(
-            message
-                .content
-                .iter()
-                .filter_map(|content| match content {
-                    lathe_protocol::Content::Text { text } => Some(text.as_str()),
-                    lathe_protocol::Content::Image { .. }
-                    | lathe_protocol::Content::Thinking(_)
-                    | lathe_protocol::Content::ToolCall(_) => None,
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
-        ),
+        LedgerItem::User(message) if message.origin == lathe_protocol::UserOrigin::User => {
+            Some(message.text_content())
+        }
         LedgerItem::User(_)
         | LedgerItem::Assistant(_)
         | LedgerItem::ToolResult(_)

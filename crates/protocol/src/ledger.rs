@@ -113,6 +113,19 @@ impl UserMessage {
     pub fn injected(text: impl Into<String>) -> Self {
         UserMessage { content: vec![Content::text(text)], origin: UserOrigin::Injected }
     }
+
+    /// The message's text parts joined by newlines (images left out).
+    pub fn text_content(&self) -> String {
+        let parts: Vec<&str> = self
+            .content
+            .iter()
+            .filter_map(|content| match content {
+                Content::Text { text } => Some(text.as_str()),
+                Content::Image { .. } | Content::Thinking(_) | Content::ToolCall(_) => None,
+            })
+            .collect();
+        parts.join("\n")
+    }
 }
 
 /// One complete model response.

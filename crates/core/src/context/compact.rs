@@ -18,7 +18,7 @@ use std::collections::HashSet;
 
 use futures::StreamExt;
 use lathe_protocol::{
-    Accumulator, Compaction, Content, LedgerItem, ModelEvent, ModelRequest, ProviderError, SystemBlock,
+    Accumulator, Compaction, LedgerItem, ModelEvent, ModelRequest, ProviderError, SystemBlock,
     ThinkingFormat, ToolSpec, Usage, UserMessage, UserOrigin,
 };
 use lathe_provider::Provider;
@@ -304,17 +304,7 @@ pub fn user_messages(ledger: &[LedgerItem], before: usize, budget: u64) -> Vec<S
     let texts: Vec<String> = ledger[..before.min(ledger.len())]
         .iter()
         .filter_map(|item| match item {
-            LedgerItem::User(message) if message.origin == UserOrigin::User => Some(
-                message
-                    .content
-                    .iter()
-                    .filter_map(|content| match content {
-                        Content::Text { text } => Some(text.as_str()),
-                        Content::Image { .. } | Content::Thinking(_) | Content::ToolCall(_) => None,
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-            ),
+            LedgerItem::User(message) if message.origin == UserOrigin::User => Some(message.text_content()),
             LedgerItem::User(_)
             | LedgerItem::Assistant(_)
             | LedgerItem::ToolResult(_)
