@@ -298,7 +298,7 @@ impl Agent {
         let mut images_replaced = false;
         let mut progress = ProgressGuard::default();
         let mut guard = CallGuard::new(self.settings.max_calls_per_response);
-        let mut stop_hook_active = false;
+        let mut stop_checks = agent_hooks::StopChecks::default();
         loop {
             if cancel.is_cancelled() {
                 return StopCause::Cancelled;
@@ -416,7 +416,7 @@ impl Agent {
                     | StopReason::PauseTurn
                     | StopReason::Error
                     | StopReason::Cancelled => {
-                        match self.stop_hooks(&mut stop_hook_active, events, cancel).await {
+                        match self.stop_hooks(&mut stop_checks, events, cancel).await {
                             Some(cause) => return cause,
                             None => continue,
                         }

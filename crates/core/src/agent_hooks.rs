@@ -20,6 +20,16 @@ fn warn(events: &mpsc::UnboundedSender<AgentEvent>, verdict: &HookVerdict) {
     }
 }
 
+/// What the stop of one user turn has already done: each check makes the model continue at most
+/// once per user turn.
+#[derive(Debug, Default)]
+pub(super) struct StopChecks {
+    /// A Stop hook blocked the stop once (reported to the next as `stop_hook_active`).
+    hook_active: bool,
+    /// The model was told about a rename its edits left unfinished.
+    renames_checked: bool,
+}
+
 impl Agent {
     /// Runs SessionStart hooks (`source`: `startup` or `resume`); their context is added to the
     /// next user message. Returns the messages for the user.
@@ -116,12 +126,28 @@ impl Agent {
         self
     }
 
+    ///
+    /// Before the hooks, Lathe's own check: an `edit_file` this turn took a name out of the lines
+    /// it replaced while the file still used it elsewhere (a rename done in one place), and the file
+    /// still uses it. The model is told where, once per user turn, and continues.
     pub(super) async fn stop_hooks(
         &mut self,
-        active: &mut bool,
+        checks: &mut StopChecks,
         events: &mpsc::UnboundedSender<AgentEvent>,
         cancel: &CancellationToken,
     ) -> Option<StopCause> {
+        let files = self.ctx.files.clone();
+        let unfinished = tokio::task::spawn_blocking(move || files.unfinished_renames()).await.ok().flatten();
+        if let Some(lines) = unfinished.filter(|_| !checks.renames_checked) {
+            checks.renames_checked = true;
+            self.append(LedgerItem::User(UserMessage::injected(format!(
+                "Before you finish: your edits replaced a name on some lines, but the file still uses it:\n\
+                 {lines}\nChange those lines too if the task renames it; if they should stay as they are, \
+                 say so in your answer."
+            ))));
+            return None;
+        }
+        let active = &mut checks.hook_active;
         if self.hooks.is_empty(self.stop_event) {
             return Some(StopCause::Completed);
         }

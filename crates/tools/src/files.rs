@@ -42,6 +42,19 @@ pub enum Staleness {
 #[derive(Debug, Default)]
 pub struct FileTracker {
     states: Mutex<HashMap<PathBuf, FileState>>,
+    leftovers: Mutex<Vec<LeftoverName>>,
+}
+
+/// A name an edit took out of the lines it replaced while the file still used it elsewhere: a
+/// rename that may be unfinished (see [`FileTracker::unfinished_renames`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeftoverName {
+    /// The edited file.
+    pub path: PathBuf,
+    /// The workspace-relative (or absolute) path as the edit result showed it.
+    pub shown: String,
+    /// The name (an identifier).
+    pub name: String,
 }
 
 impl FileTracker {
@@ -74,6 +87,37 @@ impl FileTracker {
         } else {
             Err(Staleness::ChangedOnDisk)
         }
+    }
+
+    /// Notes a name `edit_file` replaced that the file still uses elsewhere.
+    pub fn note_leftover(&self, leftover: LeftoverName) {
+        if let Ok(mut leftovers) = self.leftovers.lock()
+            && !leftovers.contains(&leftover)
+        {
+            leftovers.push(leftover);
+        }
+    }
+
+    /// Takes the noted leftovers (the list is empty afterwards) and reads their files again: for each
+    /// name a file still uses, a line `  <file> line <n>: <text>` (up to 5 per name; 1-based). `None`
+    /// when every noted name is gone (the model finished the rename) or nothing was noted. Reads the
+    /// files (blocking; only files an edit just wrote).
+    pub fn unfinished_renames(&self) -> Option<String> {
+        let leftovers = match self.leftovers.lock() {
+            Ok(mut leftovers) => std::mem::take(&mut *leftovers),
+            Err(_) => return None,
+        };
+        let mut lines = Vec::new();
+        for leftover in leftovers {
+            let Ok(text) = std::fs::read_to_string(&leftover.path) else { continue };
+            let uses = crate::builtin::lines_using(&text, &leftover.name);
+            if uses.is_empty() {
+                continue;
+            }
+            lines.push(format!("`{}` is still used in {}:", leftover.name, leftover.shown));
+            lines.extend(uses.iter().take(5).map(|(number, line)| format!("  line {number}: {line}")));
+        }
+        (!lines.is_empty()).then(|| lines.join("\n"))
     }
 
     /// Forgets `path` (e.g. after it was deleted).

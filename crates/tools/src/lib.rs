@@ -48,7 +48,7 @@ pub mod tool;
 mod test_support;
 
 pub use context::{DEFAULT_SHELL_TIMEOUT_MS, ShellEnv, ToolContext};
-pub use files::{FileState, FileTracker, Staleness};
+pub use files::{FileState, FileTracker, LeftoverName, Staleness};
 pub use output::{cap_output, clean_terminal};
 pub use registry::ToolRegistry;
 pub use tool::{

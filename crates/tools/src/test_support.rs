@@ -36,6 +36,12 @@ impl Workspace {
         Workspace { _dir: dir, spill, ctx, registry: ToolRegistry::builtin() }
     }
 
+    /// Replaces (or adds) a tool, e.g. a variant of a built-in one.
+    pub fn with_tool(mut self, tool: std::sync::Arc<dyn crate::tool::DynTool>) -> Workspace {
+        self.registry.register(tool);
+        self
+    }
+
     pub fn path(&self, rel: &str) -> PathBuf {
         self.ctx.workspace.join(rel)
     }

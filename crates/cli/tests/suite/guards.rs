@@ -178,3 +178,111 @@ async fn denied_calls_are_listed_in_the_result_and_on_stderr_in_default_mode() {
         }
     }
 }
+
+/// The text of every user message in request `index` (Anthropic content blocks or a plain string).
+fn user_texts(server: &MockServer, index: usize) -> Vec<String> {
+    let requests = server.requests();
+    let messages = requests[index].body["messages"].as_array().expect("messages").clone();
+    messages
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .flat_map(|m| match &m["content"] {
+            Value::String(text) => vec![text.clone()],
+            Value::Array(blocks) => {
+                blocks.iter().filter_map(|b| b["text"].as_str().map(String::from)).collect()
+            }
+            _ => Vec::new(),
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_rename_left_half_done_is_pointed_out_once_before_the_model_stops() {
+    let env = Env::new(FAST_RETRIES);
+    std::fs::write(
+        env.workspace.join("app.py"),
+        "from settings import TIMEOUT\n\n\ndef wait():\n    return TIMEOUT * 2\n",
+    )
+    .unwrap();
+    let rename = |id: &str, old: &str, new: &str| {
+        call(id, "edit_file", json!({"path": "app.py", "old_string": old, "new_string": new}))
+    };
+    let server = serve(json!({"turns": [
+        {"tool_calls": [call("r", "read_file", json!({"path": "app.py"}))]},
+        {"tool_calls": [rename("e1", "from settings import TIMEOUT\n", "from settings import TIMEOUT_SECONDS\n")]},
+        {"text": "Renamed it."},
+        {"tool_calls": [rename("e2", "    return TIMEOUT * 2", "    return TIMEOUT_SECONDS * 2")]},
+        {"text": "Renamed it everywhere."},
+    ]}))
+    .await;
+    let out = output(env.run_against(
+        &server,
+        "anthropic",
+        "rename TIMEOUT",
+        &["--yolo", "--output-format", "json"],
+    ))
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        server.requests().len(),
+        5,
+        "the first stop was turned into one more step, the second was not"
+    );
+    let edit_result = results_sent(&server, 2).join("\n");
+    assert!(
+        edit_result.contains("`TIMEOUT` still occurs in the file") && edit_result.contains("line 5:"),
+        "{edit_result}"
+    );
+    let nudge = user_texts(&server, 3).pop().unwrap_or_default();
+    assert!(nudge.starts_with("Before you finish"), "{nudge}");
+    assert!(
+        nudge.contains("`TIMEOUT` is still used in app.py:\n  line 5:     return TIMEOUT * 2"),
+        "{nudge}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.workspace.join("app.py")).unwrap(),
+        "from settings import TIMEOUT_SECONDS\n\n\ndef wait():\n    return TIMEOUT_SECONDS * 2\n"
+    );
+    assert_eq!(result(&out)["result"], "Renamed it everywhere.");
+}
+
+#[tokio::test]
+async fn a_second_stop_after_the_pointer_stands() {
+    // The model stops right after the half rename twice: told once, then the stop stands.
+    let env = Env::new(FAST_RETRIES);
+    std::fs::write(env.workspace.join("a.py"), "x = 1\nprint(x)\n").unwrap();
+    let server = serve(json!({"turns": [
+        {"tool_calls": [call("r", "read_file", json!({"path": "a.py"}))]},
+        {"tool_calls": [call("e", "edit_file", json!({"path": "a.py", "old_string": "x = 1", "new_string": "y = 1"}))]},
+        {"text": "Done."},
+        {"text": "It should stay."},
+    ]}))
+    .await;
+    let out =
+        output(env.run_against(&server, "openai", "rename x", &["--yolo", "--output-format", "json"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(server.requests().len(), 4);
+    assert_eq!(result(&out)["result"], "It should stay.");
+}
+
+#[tokio::test]
+async fn a_rename_finished_before_the_stop_is_not_held_up() {
+    let env = Env::new(FAST_RETRIES);
+    std::fs::write(env.workspace.join("a.py"), "x = 1\nprint(x)\n").unwrap();
+    let edit = |id: &str, old: &str, new: &str| {
+        call(id, "edit_file", json!({"path": "a.py", "old_string": old, "new_string": new}))
+    };
+    let server = serve(json!({"turns": [
+        {"tool_calls": [call("r", "read_file", json!({"path": "a.py"}))]},
+        {"tool_calls": [edit("e1", "x = 1", "y = 1")]},
+        {"tool_calls": [edit("e2", "print(x)", "print(y)")]},
+        {"text": "Done."},
+    ]}))
+    .await;
+    let out =
+        output(env.run_against(&server, "anthropic", "rename x", &["--yolo", "--output-format", "json"]))
+            .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(server.requests().len(), 4, "no extra step");
+    assert_eq!(std::fs::read_to_string(env.workspace.join("a.py")).unwrap(), "y = 1\nprint(y)\n");
+}

@@ -142,7 +142,19 @@ impl Tool for EditFile {
         } else {
             format!("{} occurrences", lines.len())
         };
-        Ok(ToolOutput::text(format!("Edited {shown}: replaced {what}.\n{diff}")))
+        let mut text = format!("Edited {shown}: replaced {what}.\n{diff}");
+        let leftovers = super::edit_hint::leftover_names(&plan.old, &plan.new, &new_text);
+        if let Some(note) = super::edit_hint::leftover_note(&leftovers, &new_text) {
+            text.push_str(&format!("\n{note}"));
+        }
+        for name in leftovers {
+            ctx.files.note_leftover(crate::files::LeftoverName {
+                path: path.clone(),
+                shown: shown.clone(),
+                name: name.to_string(),
+            });
+        }
+        Ok(ToolOutput::text(text))
     }
 }
 

@@ -64,3 +64,113 @@ fn whitespace_insensitive_match(file: &[&str], old: &[&str]) -> Option<usize> {
     (0..=file.len() - old.len())
         .find(|&start| old.iter().zip(&file[start..]).all(|(a, b)| a.trim() == b.trim()))
 }
+
+/// Lines of a leftover name listed at most.
+const MAX_LEFTOVER_LINES: usize = 5;
+
+/// Names an edit that looks like a rename done in one place only left behind: names (identifiers,
+/// `[A-Za-z_][A-Za-z0-9_]*`) that occur in `old` but not in `new` — while `new` brings a name of its
+/// own — and that `after`, the file's text after the edit, still uses. Empty when there are none.
+pub(crate) fn leftover_names<'a>(old: &'a str, new: &str, after: &str) -> Vec<&'a str> {
+    let old_names = names(old);
+    let new_names = names(new);
+    if !new_names.iter().any(|name| !old_names.contains(name)) {
+        return Vec::new();
+    }
+    old_names
+        .into_iter()
+        .filter(|name| !new_names.contains(name) && !lines_using(after, name).is_empty())
+        .collect()
+}
+
+/// The note an edit result carries for [`leftover_names`]: each name with the line numbers
+/// (1-based) and text of up to [`MAX_LEFTOVER_LINES`] lines that still use it.
+pub(crate) fn leftover_note(leftovers: &[&str], after: &str) -> Option<String> {
+    let notes: Vec<String> = leftovers
+        .iter()
+        .map(|name| {
+            let lines = lines_using(after, name);
+            let shown: Vec<String> = lines
+                .iter()
+                .take(MAX_LEFTOVER_LINES)
+                .map(|(n, line)| format!("  line {n}: {line}"))
+                .collect();
+            let more = lines.len().saturating_sub(MAX_LEFTOVER_LINES);
+            let more = if more > 0 { format!("\n  … and {more} more lines") } else { String::new() };
+            format!("`{name}` still occurs in the file:\n{}{more}", shown.join("\n"))
+        })
+        .collect();
+    (!notes.is_empty())
+        .then(|| format!("{}\nIf this edit renames it, change those lines too.", notes.join("\n")))
+}
+
+/// The lines of `text` that use `name` as a whole word: (1-based line number, the line cut to 160
+/// characters).
+pub fn lines_using(text: &str, name: &str) -> Vec<(usize, String)> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| names(line).contains(&name))
+        .map(|(i, line)| (i + 1, line.chars().take(160).collect()))
+        .collect()
+}
+
+/// The distinct names in `text`, in order of first occurrence.
+fn names(text: &str) -> Vec<&str> {
+    let mut found: Vec<&str> = Vec::new();
+    let mut start = None;
+    for (at, ch) in text.char_indices().chain(std::iter::once((text.len(), ' '))) {
+        let word_char = ch == '_' || ch.is_ascii_alphanumeric();
+        match (start, word_char) {
+            (None, true) => start = Some(at),
+            (Some(from), false) => {
+                let word = &text[from..at];
+                if !word.starts_with(|c: char| c.is_ascii_digit()) && !found.contains(&word) {
+                    found.push(word);
+                }
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rename_at_one_place_names_the_lines_left() {
+        let after = "from settings import TIMEOUT_SECONDS\n\n\ndef wait_time():\n    return TIMEOUT * 2\n";
+        let names =
+            leftover_names("from settings import TIMEOUT", "from settings import TIMEOUT_SECONDS", after);
+        assert_eq!(names, ["TIMEOUT"]);
+        let note = leftover_note(&names, after).unwrap();
+        assert!(note.contains("`TIMEOUT` still occurs"), "{note}");
+        assert!(note.contains("line 5:     return TIMEOUT * 2"), "{note}");
+        assert!(!note.contains("line 1"), "TIMEOUT_SECONDS is another name: {note}");
+    }
+
+    #[test]
+    fn a_complete_rename_or_a_value_change_says_nothing() {
+        let after = "def area(w, h):\n    result = w * h\n    return result\n";
+        assert!(
+            leftover_names("    x = w * h\n    return x", "    result = w * h\n    return result", after)
+                .is_empty()
+        );
+        assert!(leftover_names("total = 0", "total = 1", "total = 1\nprint(total)\n").is_empty());
+        // A deleted line brings no new name: nothing was renamed.
+        assert!(leftover_names("    print(x)\n", "", "x = 1\n").is_empty());
+        assert_eq!(leftover_note(&[], after), None);
+    }
+
+    #[test]
+    fn many_lines_are_cut_with_a_count() {
+        let after = "y = 0\n".to_string() + &"x += 1\n".repeat(8);
+        let note = leftover_note(&leftover_names("x = 0", "y = 0", &after), &after).unwrap();
+        assert!(note.contains("line 6:") && !note.contains("line 7:"), "{note}");
+        assert!(note.contains("… and 3 more lines"), "{note}");
+        assert!(names("3x _a1 b").contains(&"_a1") && !names("3x").contains(&"x"));
+    }
+}

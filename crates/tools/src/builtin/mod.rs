@@ -26,13 +26,14 @@ use crate::context::ToolContext;
 use crate::tool::{DynTool, ToolError};
 
 pub use edit::EditFile;
+pub use edit_hint::lines_using;
 pub use glob::Glob;
 pub use grep::Grep;
 pub use list_dir::ListDir;
 pub use read::ReadFile;
 pub use shell::Shell;
 pub use todo::TodoWrite;
-pub use write::WriteFile;
+pub use write::{CreateFile, WriteFile};
 
 /// The eight built-in tools, in the order their specs are sent.
 pub fn all() -> Vec<Arc<dyn DynTool>> {

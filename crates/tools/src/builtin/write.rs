@@ -128,6 +128,45 @@ impl Tool for WriteFile {
     }
 }
 
+/// `write_file` that only creates files: an existing path is refused with a pointer to
+/// `edit_file`, and nothing is written. For models that rewrite a whole file to change one line
+/// and drop code on the way (Lathe's profile for the embedded local model).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CreateFile;
+
+impl Tool for CreateFile {
+    type Args = WriteArgs;
+
+    fn name(&self) -> &'static str {
+        "write_file"
+    }
+
+    fn description(&self) -> &'static str {
+        "Create a new file with the given content. Creates parent directories. An existing file is \
+         never overwritten: change it with edit_file."
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::Mutating
+    }
+
+    fn access(&self, args: &WriteArgs, ctx: &ToolContext) -> Access {
+        WriteFile.access(args, ctx)
+    }
+
+    async fn run(&self, args: WriteArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let path = ctx.resolve(&args.path);
+        if tokio::fs::symlink_metadata(&path).await.is_ok() {
+            return Err(ToolError::Failed(format!(
+                "write_file: {} already exists and was left unchanged; change it with edit_file \
+                 (old_string: whole lines copied from the file)",
+                ctx.display_path(&path)
+            )));
+        }
+        WriteFile.run(args, ctx).await
+    }
+}
+
 /// The bytes to write over an existing file, and what was kept of its form.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Stored {

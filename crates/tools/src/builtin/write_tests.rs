@@ -135,3 +135,15 @@ fn the_shrink_warning_needs_a_real_file_and_most_of_it_gone() {
     let repeated = "same\n".repeat(10);
     assert!(shrink_warning(&repeated, "same\nsame\n").is_some_and(|w| w.contains("kept 2")));
 }
+
+#[tokio::test]
+async fn the_create_only_variant_creates_but_never_overwrites() {
+    let ws = Workspace::new().with_tool(std::sync::Arc::new(super::CreateFile));
+    let out = ws.ok("write_file", json!({"path": "new/count.py", "content": "print(1)\n"})).await;
+    assert_eq!(out, "Created new/count.py (9 bytes, 1 lines).");
+    ws.put("keep.py", b"def f():\n    return 1\n");
+    ws.ok("read_file", json!({"path": "keep.py"})).await;
+    let err = ws.fails("write_file", json!({"path": "keep.py", "content": "def f():\n"})).await;
+    assert!(err.contains("already exists") && err.contains("edit_file"), "{err}");
+    assert_eq!(ws.bytes("keep.py"), b"def f():\n    return 1\n");
+}
