@@ -172,7 +172,7 @@ pub struct LocalConfig {
     /// Constrain `edit_file` to edits that apply to the files the model has read (see
     /// `grammar::edit`). Default on.
     pub edit_grammar: bool,
-    /// Keep the KV state of the system turn (the core prompt and the tools block, ~1 100 tokens,
+    /// Keep the KV state of the system turn (the core prompt and the tools block, ~1 200 tokens,
     /// identical in every run) on disk, so a new process loads it instead of evaluating it again
     /// (the 1.5B's system turn is 1 197 tokens, 15 s on 2 cores). Default on. Files take tens of MB
     /// each (34 MB for the 1.5B's system turn, 28 KiB per token); at most 8 are kept.

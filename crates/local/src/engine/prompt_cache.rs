@@ -1,7 +1,7 @@
 //! The prompt-prefix cache on disk: the KV state of the system turn, shared between processes.
 //!
 //! Every `lathe` process starts with an empty KV cache, and the system turn (Lathe's local core
-//! prompt and the tools block, about 1 100 tokens) is byte-identical from one run to the next.
+//! prompt and the tools block, about 1 200 tokens) is byte-identical from one run to the next.
 //! The engine saves the llama.cpp sequence state of that prefix (`llama_state_seq_save_file`: the
 //! prefix's token ids, then the keys and values of every layer) to one file per prefix, and a
 //! later process loads it instead of evaluating the prefix again.
