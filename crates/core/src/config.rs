@@ -121,6 +121,11 @@ pub struct LocalEntry {
     pub edit_grammar: Option<bool>,
     /// A real tool call before the first answer of a user turn (default true).
     pub act_first: Option<bool>,
+    /// Keep the system turn's KV state on disk, so a new run does not evaluate it again (default
+    /// true).
+    pub prompt_cache: Option<bool>,
+    /// Directory of the prompt cache files (default `<cache dir>/models/prompt-cache`).
+    pub prompt_cache_dir: Option<PathBuf>,
 }
 
 /// OS sandbox settings (`[sandbox]`).
@@ -251,6 +256,8 @@ impl ConfigLayer {
         overlay(&mut self.local.max_calls_per_response, &later.local.max_calls_per_response);
         overlay(&mut self.local.edit_grammar, &later.local.edit_grammar);
         overlay(&mut self.local.act_first, &later.local.act_first);
+        overlay(&mut self.local.prompt_cache, &later.local.prompt_cache);
+        overlay(&mut self.local.prompt_cache_dir, &later.local.prompt_cache_dir);
         overlay(&mut self.sandbox.mode, &later.sandbox.mode);
         overlay(&mut self.sandbox.network, &later.sandbox.network);
         overlay(&mut self.shell_env.keep, &later.shell_env.keep);

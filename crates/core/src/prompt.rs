@@ -4,6 +4,9 @@
 //! for every session started in one directory on one day while the instruction files are unchanged.
 //! The repository's state (branch, changes, recent commits), which changes from one session to the
 //! next, is not in the system prompt: it goes to the model once, before the first user message.
+//! For the embedded local model the host moves the environment and instructions block there too, at
+//! the front of that message, in a new session: its system turn is then byte-identical in every
+//! directory and on every day, and its KV state is reused from disk (`lathe-local`'s prompt cache).
 
 use std::path::Path;
 use std::time::Duration;

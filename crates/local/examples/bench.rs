@@ -57,6 +57,8 @@ async fn main() -> ExitCode {
         threads,
         context_tokens: 8192,
         answer_mode: AnswerMode::FinalAnswerTool,
+        // Measures prompt evaluation: the system turn is not loaded from disk.
+        prompt_cache: false,
         ..LocalConfig::default()
     };
     let load = std::time::Instant::now();

@@ -172,6 +172,14 @@ pub struct LocalConfig {
     /// Constrain `edit_file` to edits that apply to the files the model has read (see
     /// `grammar::edit`). Default on.
     pub edit_grammar: bool,
+    /// Keep the KV state of the system turn (the core prompt and the tools block, ~1 200 tokens,
+    /// identical in every run) on disk, so a new process loads it instead of evaluating it again
+    /// (the 1.5B's system turn is 1 197 tokens, 15 s on 2 cores). Default on. Files take tens of MB
+    /// each (34 MB for the 1.5B's system turn, 28 KiB per token); at most 8 are kept.
+    pub prompt_cache: bool,
+    /// Directory of the prompt cache files; `None` = [`default_prompt_cache_dir`]
+    /// (`<cache_dir>/models/prompt-cache`).
+    pub prompt_cache_dir: Option<PathBuf>,
     /// The workspace relative paths in calls resolve against (set by the host, not configured);
     /// `None` = the process's current directory.
     #[serde(skip)]
@@ -196,6 +204,8 @@ impl Default for LocalConfig {
             lean_schemas: true,
             questions_read_only: true,
             edit_grammar: true,
+            prompt_cache: true,
+            prompt_cache_dir: None,
             workspace: None,
         }
     }
@@ -209,6 +219,12 @@ impl LocalConfig {
             Some(path) => path.clone(),
             None => default_model_path(self.model_size),
         }
+    }
+
+    /// Where the prompt cache lives: `None` when [`LocalConfig::prompt_cache`] is off, else
+    /// `prompt_cache_dir` or [`default_prompt_cache_dir`].
+    pub fn resolved_prompt_cache_dir(&self) -> Option<PathBuf> {
+        self.prompt_cache.then(|| self.prompt_cache_dir.clone().unwrap_or_else(default_prompt_cache_dir))
     }
 }
 
@@ -227,6 +243,12 @@ pub fn cache_dir() -> PathBuf {
 /// Directory the fetcher stores models in: `<cache_dir>/models`.
 pub fn models_dir() -> PathBuf {
     cache_dir().join("models")
+}
+
+/// The default directory of the prompt cache (the system turn's KV state, see
+/// [`LocalConfig::prompt_cache`]): `<cache_dir>/models/prompt-cache`.
+pub fn default_prompt_cache_dir() -> PathBuf {
+    models_dir().join("prompt-cache")
 }
 
 /// Where the model of `size` is stored: `<cache_dir>/models/<official file name>`.

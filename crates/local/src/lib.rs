@@ -28,7 +28,9 @@ pub mod targets;
 #[cfg(feature = "llama")]
 mod engine;
 
-pub use config::{AnswerMode, LocalConfig, ModelSize, cache_dir, default_model_path, models_dir};
+pub use config::{
+    AnswerMode, LocalConfig, ModelSize, cache_dir, default_model_path, default_prompt_cache_dir, models_dir,
+};
 pub use fetch::{
     FetchError, FetchOptions, FetchProgress, ModelSpec, fetch_model, fetch_model_with_progress, fetch_spec,
     fetch_spec_with_progress, verify_file,

@@ -49,6 +49,8 @@ pub(crate) fn provider(
         layer.local.max_calls_per_response.unwrap_or(config.max_calls_per_response);
     config.edit_grammar = layer.local.edit_grammar.unwrap_or(config.edit_grammar);
     config.act_first = layer.local.act_first.unwrap_or(config.act_first);
+    config.prompt_cache = layer.local.prompt_cache.unwrap_or(config.prompt_cache);
+    config.prompt_cache_dir = layer.local.prompt_cache_dir.clone().or(config.prompt_cache_dir);
     if !lathe_local::INFERENCE_AVAILABLE {
         return Err(StartError::Usage(
             "this build of lathe has no local model support; rebuild with `cargo build --release --features local` \

@@ -207,6 +207,17 @@ impl SessionBuilder {
         let mut system = prompt.system;
         let mut session_context = prompt.session_context;
         if resolved.label == "local" {
+            // The environment (working directory, date) and the project instructions differ between
+            // directories and days: in a new session they open the first message, before the
+            // repository state, so the local model's system turn (core prompt + tools) is
+            // byte-identical in every run and its KV state is reused from disk (lathe-local's
+            // prompt cache). A resumed session keeps them in the system turn, as its first message
+            // is not sent again (and may have come from another provider).
+            let new_session = !opened.ledger.iter().any(|item| matches!(item, LedgerItem::User(_)));
+            if new_session && system.len() > 1 {
+                let environment = system.remove(1);
+                session_context = local_session_context(&environment.text, &session_context);
+            }
             // A small model guesses paths (`src/main.rs` in a Python project) instead of looking:
             // it gets the workspace's files up front, as the list_dir tool shows them.
             if let Some(listing) = local_listing(&tools, &ctx).await {
@@ -313,6 +324,18 @@ pub(crate) fn now_ms() -> u64 {
         .unwrap_or(0)
 }
 
+/// The local model's first message in a new session: the environment and project instructions
+/// (the second system block), then the repository state (`git`, may be empty), each block
+/// separated by one blank line.
+fn local_session_context(environment: &str, git: &str) -> String {
+    let mut text = environment.trim_end().to_string();
+    if !git.trim().is_empty() {
+        text.push_str("\n\n");
+        text.push_str(git.trim_end());
+    }
+    text
+}
+
 /// Characters of the workspace listing the local model gets at most.
 const LOCAL_LISTING_CHARS: usize = 1500;
 
@@ -339,4 +362,21 @@ async fn local_listing(tools: &ToolRegistry, ctx: &ToolContext) -> Option<String
         listing.push_str("\n…");
     }
     Some(format!("\n\nFiles in the workspace:\n{}\n", listing.trim_end()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_local_first_message_reads_environment_then_repository_state() {
+        let environment = "# Environment\nWorking directory: /p\n\n# Project instructions\nRun the tests.\n";
+        let git = "# Repository state at the start of this session\nGit branch: main\n";
+        assert_eq!(
+            local_session_context(environment, git),
+            "# Environment\nWorking directory: /p\n\n# Project instructions\nRun the tests.\n\n\
+             # Repository state at the start of this session\nGit branch: main"
+        );
+        assert_eq!(local_session_context(environment, ""), environment.trim_end());
+    }
 }

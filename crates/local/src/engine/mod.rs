@@ -4,12 +4,16 @@
 //! 1. tokenize the whole rendered prompt;
 //! 2. fail with `ContextWindowExceeded` if it does not fit the context with room to answer;
 //! 3. build the sampler (grammar first, so a grammar that does not compile fails before any work);
-//! 4. KV reuse: keep the longest common prefix of the prompt and the tokens already in the cache
-//!    (`cached`), remove the rest from the cache, evaluate only the new tokens — the static system
-//!    turn is therefore evaluated once per session, and each turn only adds its new messages;
+//! 4. KV reuse: on the first request of a process (empty cache), the system turn's KV state is
+//!    loaded from the [`prompt_cache`] on disk when an earlier process saved it (and its token ids
+//!    match), else evaluated and saved there; then keep the longest common prefix of the prompt and
+//!    the tokens already in the cache (`cached`), remove the rest from the cache, evaluate only the
+//!    new tokens — the static system turn is therefore evaluated once per model and context, and
+//!    each turn only adds its new messages;
 //! 5. generate token by token: sample (grammar-checked), stream the text through
 //!    [`OutputParser`], evaluate the token; stop at end-of-turn, the token limit, or cancel;
 //! 6. report usage (`input_tokens` = prompt tokens, `cache_read_input_tokens` = reused tokens,
+//!    those loaded from disk included,
 //!    `output_tokens` = generated) and update [`LocalStats`].
 //!
 //! Token selection (grammar, answer prior, decoding chain) lives in [`sampling`].
@@ -34,8 +38,10 @@ use crate::parse::{GenerationEnd, OutputParser};
 use crate::provider::Job;
 use crate::stats::LocalStats;
 
+mod prompt_cache;
 mod sampling;
 
+use prompt_cache::{KvParams, PromptCache};
 use sampling::Samplers;
 
 /// Tokens evaluated per `llama_decode` call while processing a prompt.
@@ -44,6 +50,8 @@ const BATCH_TOKENS: u32 = 512;
 const NAME_POSITION: &str = "<tool_call>\n{\"name\": \"";
 /// A prompt must leave at least this many tokens of the context for the answer.
 const MIN_ANSWER_TOKENS: usize = 16;
+/// ChatML's end of a turn; the system turn ends at its first occurrence.
+const END_OF_TURN: &str = "<|im_end|>";
 
 /// Handle of the inference thread; dropping it ends the thread and frees the model.
 pub(crate) struct Worker {
@@ -56,6 +64,8 @@ struct Settings {
     context_tokens: u32,
     threads: i32,
     threads_batch: i32,
+    /// Directory of the prompt cache; `None` = off.
+    prompt_cache: Option<PathBuf>,
 }
 
 impl Worker {
@@ -81,6 +91,7 @@ impl Worker {
             context_tokens: config.context_tokens.max(256),
             threads: i32::try_from(threads).unwrap_or(1),
             threads_batch: i32::try_from(threads_batch).unwrap_or(1),
+            prompt_cache: config.resolved_prompt_cache_dir(),
         };
         let (jobs, receiver) = std_mpsc::channel::<Job>();
         let (ready, loaded) = std_mpsc::channel::<Result<(), ProviderError>>();
@@ -165,8 +176,26 @@ fn run(
         }
     };
     tracing::info!(model = %settings.model_name, n_ctx, threads = settings.threads, "local model loaded");
-    let mut engine =
-        Engine { model: &model, ctx, cached: Vec::new(), model_name: settings.model_name, stats };
+    let prompt_cache = settings.prompt_cache.and_then(|dir| {
+        let params = KvParams { context_tokens: n_ctx, batch_tokens: BATCH_TOKENS };
+        PromptCache::new(dir, &settings.path, params)
+            .inspect_err(
+                |err| tracing::warn!(%err, "prompt cache off: cannot read the model file's metadata"),
+            )
+            .ok()
+    });
+    let end_of_turn = match model.vocab().tokenize(END_OF_TURN.as_bytes(), false, true).as_slice() {
+        [token] => Some(*token),
+        _ => None,
+    };
+    let mut engine = Engine {
+        model: &model,
+        ctx,
+        cached: Vec::new(),
+        model_name: settings.model_name,
+        stats,
+        prompt_cache: prompt_cache.zip(end_of_turn),
+    };
     let _ = ready.send(Ok(()));
     drop(ready);
     while let Ok(job) = jobs.recv() {
@@ -186,6 +215,8 @@ struct Engine<'m> {
     cached: Vec<LlamaToken>,
     model_name: String,
     stats: Arc<Mutex<LocalStats>>,
+    /// The prompt cache on disk and the token that ends the system turn; `None` = off.
+    prompt_cache: Option<(PromptCache, LlamaToken)>,
 }
 
 struct Counts {
@@ -236,13 +267,16 @@ impl Engine<'_> {
         let budget = (n_ctx - tokens.len()).min(job.sampling.max_output_tokens as usize);
         let mut samplers = Samplers::new(self.model, job)?;
 
+        let eval_started = Instant::now();
+        // Tokens of the system turn evaluated (not loaded) by the prompt cache step.
+        let prefix_evaluated = if self.cached.is_empty() { self.prompt_prefix(&tokens, job)? } else { 0 };
         let mut reuse = self.cached.iter().zip(&tokens).take_while(|(a, b)| a == b).count();
         if reuse == tokens.len() {
             reuse -= 1; // evaluate at least one token to get fresh logits
         }
         self.truncate_cache(reuse)?;
-        let eval_started = Instant::now();
         let mut logits_index = self.evaluate(&tokens[reuse..], job)?;
+        let reuse = reuse.saturating_sub(prefix_evaluated);
         let prompt_eval_ms = eval_started.elapsed().as_secs_f64() * 1000.0;
         tracing::debug!(prompt = tokens.len(), reused = reuse, prompt_eval_ms, "local prompt evaluated");
 

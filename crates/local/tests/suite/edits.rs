@@ -69,6 +69,7 @@ async fn sampled_edits_under_the_grammar_always_apply() {
         context_tokens: 2048,
         answer_mode: AnswerMode::ToolRequired,
         workspace: Some(workspace.path().to_path_buf()),
+        prompt_cache: false,
         ..LocalConfig::default()
     })
     .unwrap();

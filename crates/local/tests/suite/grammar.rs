@@ -37,6 +37,7 @@ async fn sampled_calls_of_every_builtin_tool_parse_and_validate() {
         edit_grammar: false,
         lean_schemas: false,
         max_calls_per_response: 0,
+        prompt_cache: false,
         ..LocalConfig::default()
     };
     let provider = LocalProvider::new(config).unwrap();

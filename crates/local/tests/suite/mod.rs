@@ -3,6 +3,7 @@
 mod bad_input;
 mod edits;
 mod grammar;
+mod prompt_cache;
 mod session;
 
 use std::path::PathBuf;
@@ -35,13 +36,15 @@ pub async fn serial() -> tokio::sync::MutexGuard<'static, ()> {
     LOCK.lock().await
 }
 
-/// A fresh provider (own KV cache) on the 0.5B model with a small context.
+/// A fresh provider (own KV cache, no prompt cache on disk) on the 0.5B model with a small
+/// context.
 pub fn provider(mode: AnswerMode, context_tokens: u32) -> LocalProvider {
     let config = LocalConfig {
         model_path: Some(model_path()),
         context_tokens,
         answer_mode: mode,
         answer_bias: ModelSize::Q05B.default_answer_bias(),
+        prompt_cache: false,
         ..LocalConfig::default()
     };
     LocalProvider::new(config).unwrap()
