@@ -221,9 +221,10 @@ impl Provider for LocalProvider {
             // that its answer is true; a question gets no file-changing tool.
             tools.retain(|tool| !FILE_CHANGING_TOOLS.contains(&tool.name.as_str()));
         }
-        if self.config.act_first && !acted_this_turn(request) && tools.len() > 1 {
-            // Nothing looked at yet in this turn: a small model "answers" a task it has not done
-            // (it claims the fix); it must make a real call first.
+        if self.config.act_first && must_act(request) && tools.len() > 1 {
+            // Nothing looked at yet in this turn, a failed call, or Lathe asking it to go on: a
+            // small model "answers" a task it has not done (it claims the fix, or repeats the
+            // error's text as its answer); it must make a real call first.
             tools.retain(|tool| tool.name != chatml::FINAL_ANSWER_TOOL);
             grammar_mode = AnswerMode::ToolRequired;
         }
@@ -352,6 +353,18 @@ fn acted_this_turn(request: &ModelRequest) -> bool {
     false
 }
 
+/// Whether the model's next response must be a real call: nothing looked at yet in this user
+/// turn, the last call failed, or the last message is one Lathe injected (a check before stopping,
+/// a Stop hook's reason) that asks it to go on.
+fn must_act(request: &ModelRequest) -> bool {
+    let last = request.messages.iter().rev().find(|item| !matches!(item, LedgerItem::Meta(_)));
+    match last {
+        Some(LedgerItem::ToolResult(result)) if result.is_error => true,
+        Some(LedgerItem::User(message)) if message.origin != lathe_protocol::UserOrigin::User => true,
+        _ => !acted_this_turn(request),
+    }
+}
+
 /// Whether the last message sent is a tool result (the model is about to react to it).
 fn after_tool_result(request: &ModelRequest) -> bool {
     matches!(
@@ -419,6 +432,26 @@ mod tests {
         assert!(!asks("Can you fix the off-by-one in series.py?"));
         assert!(!asks("Why does it fail? Make the test pass."));
         assert!(!asks("Rename x to result in geometry.py."));
+    }
+
+    #[test]
+    fn a_real_call_is_required_before_acting_after_a_failure_and_after_lathe_asks_to_go_on() {
+        use lathe_protocol::{ToolResult, ToolStatus, UserMessage};
+        let with =
+            |items: Vec<LedgerItem>| must_act(&ModelRequest { messages: items, ..ModelRequest::default() });
+        let task = || LedgerItem::User(UserMessage::text("Fix the typo in greet.py."));
+        let result = |is_error| {
+            let status = if is_error { ToolStatus::Failed } else { ToolStatus::Completed };
+            LedgerItem::ToolResult(ToolResult::text("c1", "…", is_error, status))
+        };
+        assert!(with(vec![task()]), "nothing looked at yet");
+        assert!(!with(vec![task(), result(false)]), "a result to answer from");
+        assert!(with(vec![task(), result(true)]), "the last call failed");
+        assert!(with(vec![
+            task(),
+            result(false),
+            LedgerItem::User(UserMessage::injected("Before you finish: …"))
+        ]));
     }
 
     #[tokio::test]

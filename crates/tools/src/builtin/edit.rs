@@ -122,6 +122,14 @@ impl Tool for EditFile {
                 join_numbers(&lines)
             )));
         }
+        if let Some(lines) = super::edit_hint::duplicated_insertion(&decoded.text, &plan.old, &plan.new) {
+            return Err(ToolError::Failed(format!(
+                "edit_file: {shown} was left unchanged: new_string adds lines that are already next to \
+                 old_string, so the edit would duplicate them:\n{lines}\nTo change a line, put it in \
+                 old_string and its new text in new_string; to add code, new_string is old_string plus only \
+                 the new lines."
+            )));
+        }
         let new_text = if replace_all {
             decoded.text.replace(&plan.old, &plan.new)
         } else {

@@ -114,6 +114,36 @@ pub fn lines_using(text: &str, name: &str) -> Vec<(usize, String)> {
         .collect()
 }
 
+/// Non-blank lines of the file around an insertion that are compared with it: the inserted
+/// count plus this many.
+const NEARBY_EXTRA_LINES: usize = 3;
+
+/// The inserted lines, when an edit only inserts (`new` is `old` plus lines after it, or lines
+/// before it) and every non-blank inserted line already stands right there in `text` (among the
+/// next, or previous, non-blank lines): the edit would duplicate code instead of changing it, the
+/// mistake of a model that meant to change the line below `old`. `None` otherwise.
+pub(crate) fn duplicated_insertion(text: &str, old: &str, new: &str) -> Option<String> {
+    let at = text.find(old)?;
+    let (inserted, nearby): (&str, Vec<&str>) = if let Some(added) = new.strip_prefix(old) {
+        (added, text[at + old.len()..].lines().collect())
+    } else if let Some(added) = new.strip_suffix(old) {
+        (added, text[..at].lines().rev().collect())
+    } else {
+        return None;
+    };
+    let inserted: Vec<&str> = inserted.lines().map(str::trim_end).filter(|l| !l.trim().is_empty()).collect();
+    if inserted.is_empty() {
+        return None;
+    }
+    let nearby: Vec<&str> = nearby
+        .into_iter()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty())
+        .take(inserted.len() + NEARBY_EXTRA_LINES)
+        .collect();
+    inserted.iter().all(|line| nearby.contains(line)).then(|| inserted.join("\n"))
+}
+
 /// The distinct names in `text`, in order of first occurrence.
 fn names(text: &str) -> Vec<&str> {
     let mut found: Vec<&str> = Vec::new();
@@ -163,6 +193,28 @@ mod tests {
         // A deleted line brings no new name: nothing was renamed.
         assert!(leftover_names("    print(x)\n", "", "x = 1\n").is_empty());
         assert_eq!(leftover_note(&[], after), None);
+    }
+
+    #[test]
+    fn an_insertion_of_lines_already_there_is_found() {
+        let text = "def average(v):\n    \"\"\"Mean.\"\"\"\n    return sum(v) / (len(v) + 1)\n";
+        let old = "def average(v):";
+        let dup = duplicated_insertion(text, old, "def average(v):\n    return sum(v) / (len(v) + 1)");
+        assert_eq!(dup.as_deref(), Some("    return sum(v) / (len(v) + 1)"));
+        // Before old_string too.
+        let dup = duplicated_insertion("a = 1\nb = 2\n", "b = 2", "a = 1\nb = 2");
+        assert_eq!(dup.as_deref(), Some("a = 1"));
+        // New code, a changed line, or an insertion of blank lines is fine.
+        assert_eq!(
+            duplicated_insertion(
+                text,
+                "    return sum(v) / (len(v) + 1)",
+                "    return sum(v) / (len(v) + 1)\n\n\ndef f():\n    return 1"
+            ),
+            None
+        );
+        assert_eq!(duplicated_insertion(text, old, "def average(values):"), None);
+        assert_eq!(duplicated_insertion(text, old, "def average(v):\n\n"), None);
     }
 
     #[test]

@@ -209,3 +209,26 @@ async fn binary_files_are_not_edited() {
     assert!(!err.is_empty());
     assert_eq!(ws.bytes("b.bin"), b"abc\0def");
 }
+
+#[tokio::test]
+async fn an_edit_that_would_duplicate_the_next_lines_is_refused_and_changes_nothing() {
+    let ws = Workspace::new();
+    let original = "def add(a, b):\n    \"\"\"Return a plus b.\"\"\"\n    return a + b\n";
+    ws.put("m.py", original);
+    ws.ok("read_file", json!({"path": "m.py"})).await;
+    let err = ws
+        .fails(
+            "edit_file",
+            json!({"path": "m.py", "old_string": "def add(a, b):", "new_string": "def add(a, b):\n    return a + b"}),
+        )
+        .await;
+    assert!(err.contains("would duplicate them:\n    return a + b"), "{err}");
+    assert_eq!(ws.bytes("m.py"), original.as_bytes());
+    // Adding a new function after the last line is what the message points to, and works.
+    ws.ok(
+        "edit_file",
+        json!({"path": "m.py", "old_string": "    return a + b", "new_string": "    return a + b\n\n\ndef mul(a, b):\n    return a * b"}),
+    )
+    .await;
+    assert!(String::from_utf8(ws.bytes("m.py")).unwrap().ends_with("def mul(a, b):\n    return a * b\n"));
+}
