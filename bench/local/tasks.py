@@ -266,6 +266,7 @@ def main():
     parser.add_argument("--timeout", type=int, default=300)
     parser.add_argument("--local", action="append", default=[],
                         help="a [local] setting for every run, e.g. --local answer_bias=0 (TOML value)")
+    parser.add_argument("--out", default="", help="also write each model's report to OUT-<size>.json")
     parser.add_argument("--workdir", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "lathe-tasks"))
     args = parser.parse_args()
     if not os.access(LATHE, os.X_OK):
@@ -301,6 +302,9 @@ def main():
         }
         if not only and not args.local:
             with open(os.path.join(out_dir, f"tasks-{size}.json"), "w") as f:
+                json.dump(report, f, indent=2)
+        if args.out:
+            with open(f"{args.out}-{size}.json", "w") as f:
                 json.dump(report, f, indent=2)
         summary.append(report)
     print(f"\n{'model':<6} {'passed':>7} {'median_s':>9} {'max_s':>7} {'rss_MB':>7} {'guards':>7} {'broken':>7}")

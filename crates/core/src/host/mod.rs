@@ -226,6 +226,11 @@ impl SessionBuilder {
             // A small model in a small window: the short prompt and tool set (MCP tools and
             // skills the user configured stay).
             tools.retain(|name| !prompt::LOCAL_DROPPED_TOOLS.contains(&name));
+            // It rewrote whole files to change a line and dropped code on the way: write_file only
+            // creates files, changes go through edit_file.
+            if tools.get("write_file").is_some() {
+                tools.register(Arc::new(lathe_tools::builtin::CreateFile));
+            }
             if let Some(core) = system.first_mut() {
                 core.text = prompt::LOCAL_CORE.to_string();
             }
