@@ -119,6 +119,8 @@ pub struct LocalEntry {
     pub max_calls_per_response: Option<u32>,
     /// Limit `edit_file` to edits that apply to the files read (default true).
     pub edit_grammar: Option<bool>,
+    /// Restate the user's message after tool results (`restate_task`, default on).
+    pub restate_task: Option<bool>,
     /// A real tool call before the first answer of a user turn (default true).
     pub act_first: Option<bool>,
     /// Keep the system turn's KV state on disk, so a new run does not evaluate it again (default
@@ -255,6 +257,7 @@ impl ConfigLayer {
         overlay(&mut self.local.answer_bias, &later.local.answer_bias);
         overlay(&mut self.local.max_calls_per_response, &later.local.max_calls_per_response);
         overlay(&mut self.local.edit_grammar, &later.local.edit_grammar);
+        overlay(&mut self.local.restate_task, &later.local.restate_task);
         overlay(&mut self.local.act_first, &later.local.act_first);
         overlay(&mut self.local.prompt_cache, &later.local.prompt_cache);
         overlay(&mut self.local.prompt_cache_dir, &later.local.prompt_cache_dir);

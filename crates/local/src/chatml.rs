@@ -32,6 +32,9 @@ pub const FINAL_ANSWER_TOOL: &str = "answer";
 /// Qwen's default system prompt, used when the request has none.
 pub const DEFAULT_SYSTEM: &str = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant.";
 
+/// Precedes the user's message restated after tool results ([`render_prompt_with`]).
+pub const TASK_LABEL: &str = "The task: ";
+
 /// Start of the generation: the prompt always ends with this.
 pub const ASSISTANT_START: &str = "<|im_start|>assistant\n";
 
@@ -125,17 +128,37 @@ pub fn render_system(request: &ModelRequest, mode: AnswerMode) -> String {
 
 /// The whole prompt: system turn, conversation, and the open assistant turn.
 pub fn render_prompt(request: &ModelRequest, mode: AnswerMode) -> String {
+    render_prompt_with(request, mode, false)
+}
+
+/// [`render_prompt`], and with `restate_task` every turn of tool results ends with the user's
+/// latest message again (`\nThe task: {text}`), so a small model reads what was asked right before
+/// it decides (deterministic per ledger, so the KV cache still reuses every earlier turn).
+pub fn render_prompt_with(request: &ModelRequest, mode: AnswerMode, restate_task: bool) -> String {
     let answer_tool = mode == AnswerMode::FinalAnswerTool && !request.tools.is_empty();
     let mut out = render_system(request, mode);
     let mut in_tool_turn = false;
+    let mut task: Option<String> = None;
+    let close_tool_turn = |out: &mut String, task: &Option<String>| {
+        if let Some(task) = task.as_ref().filter(|_| restate_task) {
+            out.push_str(&format!("\n{TASK_LABEL}{task}"));
+        }
+        out.push_str("<|im_end|>\n");
+    };
     for item in &request.messages {
         let is_result = matches!(item, LedgerItem::ToolResult(_));
         if in_tool_turn && !is_result {
-            out.push_str("<|im_end|>\n");
+            close_tool_turn(&mut out, &task);
             in_tool_turn = false;
         }
         match item {
-            LedgerItem::User(message) => push_turn(&mut out, "user", &content_text(&message.content)),
+            LedgerItem::User(message) => {
+                let text = content_text(&message.content);
+                if message.origin == lathe_protocol::UserOrigin::User {
+                    task = Some(text.trim().to_string()).filter(|text| !text.is_empty());
+                }
+                push_turn(&mut out, "user", &text);
+            }
             LedgerItem::Compaction(compaction) => push_turn(&mut out, "user", &compaction.summary),
             LedgerItem::Assistant(message) => push_assistant(&mut out, message, answer_tool),
             LedgerItem::ToolResult(result) => {
@@ -151,7 +174,7 @@ pub fn render_prompt(request: &ModelRequest, mode: AnswerMode) -> String {
         }
     }
     if in_tool_turn {
-        out.push_str("<|im_end|>\n");
+        close_tool_turn(&mut out, &task);
     }
     out.push_str(ASSISTANT_START);
     out

@@ -133,3 +133,28 @@ fn lean_tools_keep_only_required_parameters() {
     assert_eq!(lean[0].input_schema["properties"], json!({"pattern": {"type": "string"}}));
     assert_eq!(lean[0].input_schema["required"], json!(["pattern"]));
 }
+
+#[test]
+fn restating_the_task_ends_every_turn_of_results_with_the_users_latest_message() {
+    let messages = vec![
+        LedgerItem::User(UserMessage::injected("Files: a")),
+        LedgerItem::User(UserMessage::text("Read a.")),
+        assistant(vec![call("c1", "a")]),
+        LedgerItem::ToolResult(ToolResult::text("c1", "1\tA", false, ToolStatus::Completed)),
+        assistant(vec![call("c2", "a")]),
+        LedgerItem::ToolResult(ToolResult::text("c2", "1\tA", false, ToolStatus::Completed)),
+    ];
+    let plain = render_prompt(&request(messages.clone()), AnswerMode::Text);
+    let restated = render_prompt_with(&request(messages.clone()), AnswerMode::Text, true);
+    assert_eq!(plain.matches("The task:").count(), 0);
+    assert_eq!(
+        restated.matches("\n</tool_response>\nThe task: Read a.<|im_end|>\n").count(),
+        2,
+        "{restated}"
+    );
+    // Injected messages are not the task, and the rendering of earlier turns never changes.
+    assert!(!restated.contains("The task: Files: a"));
+    let shorter = render_prompt_with(&request(messages[..4].to_vec()), AnswerMode::Text, true);
+    let shorter = shorter.strip_suffix(ASSISTANT_START).unwrap();
+    assert!(restated.starts_with(shorter));
+}

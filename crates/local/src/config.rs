@@ -169,6 +169,9 @@ pub struct LocalConfig {
     /// Offer tools with their required parameters only ([`crate::chatml::lean_tools`]):
     /// a shorter prompt, and no optional parameter filled with a wrong guess. Default on.
     pub lean_schemas: bool,
+    /// End every turn of tool results with the user's latest message again ("The task: …"), so
+    /// the model reads what was asked right before it decides. Default on.
+    pub restate_task: bool,
     /// Constrain `edit_file` to edits that apply to the files the model has read (see
     /// `grammar::edit`). Default on.
     pub edit_grammar: bool,
@@ -204,6 +207,7 @@ impl Default for LocalConfig {
             lean_schemas: true,
             questions_read_only: true,
             edit_grammar: true,
+            restate_task: true,
             prompt_cache: true,
             prompt_cache_dir: None,
             workspace: None,

@@ -134,9 +134,9 @@ impl LocalProvider {
     pub fn render(&self, request: &ModelRequest) -> String {
         if self.config.lean_schemas {
             let lean = ModelRequest { tools: chatml::lean_tools(&request.tools), ..request.clone() };
-            return chatml::render_prompt(&lean, self.config.answer_mode);
+            return chatml::render_prompt_with(&lean, self.config.answer_mode, self.config.restate_task);
         }
-        chatml::render_prompt(request, self.config.answer_mode)
+        chatml::render_prompt_with(request, self.config.answer_mode, self.config.restate_task)
     }
 
     /// Low-level: streams the continuation of an already rendered `prompt` (ChatML text ending
@@ -231,7 +231,7 @@ impl Provider for LocalProvider {
         let request_number = self.requests.fetch_add(1, Ordering::Relaxed);
         let (events, receiver) = mpsc::unbounded_channel();
         let job = Job {
-            prompt: chatml::render_prompt(request, mode),
+            prompt: chatml::render_prompt_with(request, mode, self.config.restate_task),
             grammar: self.grammar(request, &tools, grammar_mode),
             mode: grammar_mode,
             sampling: Sampling {
@@ -354,15 +354,29 @@ fn acted_this_turn(request: &ModelRequest) -> bool {
 }
 
 /// Whether the model's next response must be a real call: nothing looked at yet in this user
-/// turn, the last call failed, or the last message is one Lathe injected (a check before stopping,
+/// turn, the last call was a file change that failed, or the last message is one Lathe injected (a check before stopping,
 /// a Stop hook's reason) that asks it to go on.
 fn must_act(request: &ModelRequest) -> bool {
     let last = request.messages.iter().rev().find(|item| !matches!(item, LedgerItem::Meta(_)));
     match last {
-        Some(LedgerItem::ToolResult(result)) if result.is_error => true,
+        Some(LedgerItem::ToolResult(result))
+            if result.is_error && changes_files(request, &result.call_id) =>
+        {
+            true
+        }
         Some(LedgerItem::User(message)) if message.origin != lathe_protocol::UserOrigin::User => true,
         _ => !acted_this_turn(request),
     }
+}
+
+/// Whether the call `call_id` of the conversation is one of [`FILE_CHANGING_TOOLS`].
+fn changes_files(request: &ModelRequest, call_id: &str) -> bool {
+    request.messages.iter().rev().any(|item| match item {
+        LedgerItem::Assistant(message) => message
+            .tool_calls()
+            .any(|call| call.id == call_id && FILE_CHANGING_TOOLS.contains(&call.name.as_str())),
+        _ => false,
+    })
 }
 
 /// Whether the last message sent is a tool result (the model is about to react to it).
@@ -444,9 +458,25 @@ mod tests {
             let status = if is_error { ToolStatus::Failed } else { ToolStatus::Completed };
             LedgerItem::ToolResult(ToolResult::text("c1", "…", is_error, status))
         };
+        let made = |name: &str| {
+            LedgerItem::Assistant(lathe_protocol::AssistantMessage {
+                content: vec![lathe_protocol::Content::ToolCall(lathe_protocol::ToolCall {
+                    id: "c1".into(),
+                    name: name.into(),
+                    arguments: serde_json::json!({}),
+                    incomplete: None,
+                })],
+                stop: lathe_protocol::StopReason::ToolUse,
+                usage: lathe_protocol::Usage::default(),
+                model: "m".into(),
+            })
+        };
+        let edit = || made("edit_file");
+        let read = || made("read_file");
         assert!(with(vec![task()]), "nothing looked at yet");
-        assert!(!with(vec![task(), result(false)]), "a result to answer from");
-        assert!(with(vec![task(), result(true)]), "the last call failed");
+        assert!(!with(vec![task(), read(), result(false)]), "a result to answer from");
+        assert!(with(vec![task(), edit(), result(true)]), "the last edit failed");
+        assert!(!with(vec![task(), read(), result(true)]), "a failed read may be answered from");
         assert!(with(vec![
             task(),
             result(false),

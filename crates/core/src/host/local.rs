@@ -48,6 +48,7 @@ pub(crate) fn provider(
     config.max_calls_per_response =
         layer.local.max_calls_per_response.unwrap_or(config.max_calls_per_response);
     config.edit_grammar = layer.local.edit_grammar.unwrap_or(config.edit_grammar);
+    config.restate_task = layer.local.restate_task.unwrap_or(config.restate_task);
     config.act_first = layer.local.act_first.unwrap_or(config.act_first);
     config.prompt_cache = layer.local.prompt_cache.unwrap_or(config.prompt_cache);
     config.prompt_cache_dir = layer.local.prompt_cache_dir.clone().or(config.prompt_cache_dir);

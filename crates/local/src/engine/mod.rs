@@ -42,7 +42,7 @@ mod prompt_cache;
 mod sampling;
 
 use prompt_cache::{KvParams, PromptCache};
-use sampling::Samplers;
+use sampling::{Samplers, Steer};
 
 /// Tokens evaluated per `llama_decode` call while processing a prompt.
 const BATCH_TOKENS: u32 = 512;
@@ -297,7 +297,11 @@ impl Engine<'_> {
             } else {
                 0.0
             };
-            let token = samplers.sample(&self.ctx, self.model, logits_index, bias)?;
+            let steer = Steer {
+                answer_bias: bias,
+                keep_string_open: job.grammar.is_some() && sampling::new_string_repeats_old(parser.text()),
+            };
+            let token = samplers.sample(&self.ctx, self.model, logits_index, steer)?;
             if generated == 0 {
                 first_token_ms = started.elapsed().as_secs_f64() * 1000.0;
             }

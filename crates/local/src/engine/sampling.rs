@@ -22,6 +22,28 @@ use crate::provider::{Job, Sampling};
 
 /// Candidates checked against the grammar before falling back to the whole vocabulary.
 const TOP_CANDIDATES: usize = 64;
+/// What the inference loop asks of one token's choice beyond the grammar.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Steer {
+    /// Logits added to tokens that begin the answer tool's name (0 = none).
+    pub answer_bias: f32,
+    /// No token may start with a `"` (the output is inside an `edit_file` new_string that so far
+    /// equals its old_string: closing it would make an edit that changes nothing). Ignored when
+    /// every allowed token starts with one.
+    pub keep_string_open: bool,
+}
+
+/// Whether `text` (the response so far) ends inside an `edit_file` call's `new_string` whose raw
+/// JSON text so far equals its `old_string`'s (the grammar writes `"old_string": "…", "new_string": "`).
+pub(super) fn new_string_repeats_old(text: &str) -> bool {
+    const OLD: &str = "\"old_string\": \"";
+    const NEW: &str = "\", \"new_string\": \"";
+    let Some(new_at) = text.rfind(NEW) else { return false };
+    let Some(old_at) = text[..new_at].rfind(OLD) else { return false };
+    let old = &text[old_at + OLD.len()..new_at];
+    !old.is_empty() && old == &text[new_at + NEW.len()..]
+}
+
 /// The samplers of one request: the grammar (if any) and the selection chain.
 pub(super) struct Samplers {
     grammar: Option<LlamaSampler>,
@@ -67,10 +89,10 @@ impl Samplers {
         ctx: &LlamaContext<'_>,
         model: &LlamaModel,
         index: i32,
-        answer_bias: f32,
+        steer: Steer,
     ) -> Result<LlamaToken, ProviderError> {
         let started = Instant::now();
-        let token = self.choose(ctx, model, index, answer_bias);
+        let token = self.choose(ctx, model, index, steer);
         self.sampling_ms += started.elapsed().as_secs_f64() * 1000.0;
         token
     }
@@ -80,8 +102,9 @@ impl Samplers {
         ctx: &LlamaContext<'_>,
         model: &LlamaModel,
         index: i32,
-        answer_bias: f32,
+        steer: Steer,
     ) -> Result<LlamaToken, ProviderError> {
+        let Steer { answer_bias, keep_string_open } = steer;
         let logits = ctx.get_logits_ith(index);
         let mut candidates = LlamaTokenDataArray::new(top_candidates(logits, TOP_CANDIDATES), true);
         if let Some(grammar) = self.grammar.as_mut() {
@@ -99,6 +122,19 @@ impl Samplers {
             }
         }
         candidates.selected = None;
+        if keep_string_open {
+            // A closing quote here would end a new_string equal to its old_string.
+            let open: Vec<LlamaTokenData> = candidates
+                .data
+                .iter()
+                .copied()
+                .filter(|data| !model.vocab().token_to_piece(data.id(), true, None).starts_with(b"\""))
+                .collect();
+            if !open.is_empty() {
+                candidates.data = open;
+                candidates.sorted = false;
+            }
+        }
         if answer_bias != 0.0 {
             // Only tokens that begin the answer tool's name: `answer`, `ans`, `a`…
             for data in candidates.data.iter_mut() {
@@ -150,6 +186,16 @@ fn top_candidates(logits: &[f32], k: usize) -> Vec<LlamaTokenData> {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_string_equal_so_far_to_its_old_string_is_found() {
+        let head = "<tool_call>\n{\"name\": \"edit_file\", \"arguments\": {\"path\": \"a.py\", \"old_string\": \"x = 1\\n\", \"new_string\": \"";
+        assert!(!new_string_repeats_old(head));
+        assert!(!new_string_repeats_old(&format!("{head}x = ")));
+        assert!(new_string_repeats_old(&format!("{head}x = 1\\n")));
+        assert!(!new_string_repeats_old(&format!("{head}x = 1\\ny")));
+        assert!(!new_string_repeats_old("{\"name\": \"answer\", \"arguments\": {\"answer\": \"done"));
+    }
 
     #[test]
     fn top_candidates_are_the_highest_logits_in_order() {
