@@ -74,13 +74,31 @@ const MAX_LEFTOVER_LINES: usize = 5;
 pub(crate) fn leftover_names<'a>(old: &'a str, new: &str, after: &str) -> Vec<&'a str> {
     let old_names = names(old);
     let new_names = names(new);
-    if !new_names.iter().any(|name| !old_names.contains(name)) {
-        return Vec::new();
-    }
+    let brought: Vec<&str> = new_names.iter().copied().filter(|name| !old_names.contains(name)).collect();
     old_names
         .into_iter()
-        .filter(|name| !new_names.contains(name) && !lines_using(after, name).is_empty())
+        .filter(|name| !new_names.contains(name))
+        // A rename: `new` is `old` with this name replaced by one the edit brings.
+        .filter(|name| brought.iter().any(|to| replace_word(old, name, to) == new))
+        .filter(|name| !lines_using(after, name).is_empty())
         .collect()
+}
+
+/// `text` with every whole-word occurrence of `name` replaced by `to`.
+fn replace_word(text: &str, name: &str, to: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut word = String::new();
+    for ch in text.chars() {
+        if ch == '_' || ch.is_ascii_alphanumeric() {
+            word.push(ch);
+            continue;
+        }
+        out.push_str(if word == name { to } else { &word });
+        word.clear();
+        out.push(ch);
+    }
+    out.push_str(if word == name { to } else { &word });
+    out
 }
 
 /// The note an edit result carries for [`leftover_names`]: each name with the line numbers
@@ -192,6 +210,9 @@ mod tests {
         assert!(leftover_names("total = 0", "total = 1", "total = 1\nprint(total)\n").is_empty());
         // A deleted line brings no new name: nothing was renamed.
         assert!(leftover_names("    print(x)\n", "", "x = 1\n").is_empty());
+        // Prose or a changed value is not a rename, even when a word of it occurs elsewhere.
+        assert!(leftover_names("line two", "LINE 2", "line one\nLINE 2\n").is_empty());
+        assert_eq!(replace_word("x = xx + x", "x", "y"), "y = xx + y");
         assert_eq!(leftover_note(&[], after), None);
     }
 
