@@ -119,7 +119,7 @@ pub struct LocalEntry {
     pub max_calls_per_response: Option<u32>,
     /// Limit `edit_file` to edits that apply to the files read (default true).
     pub edit_grammar: Option<bool>,
-    /// Restate the user's message after tool results (`restate_task`, default on).
+    /// Restate the user's message after tool results (`restate_task`, default off).
     pub restate_task: Option<bool>,
     /// A real tool call before the first answer of a user turn (default true).
     pub act_first: Option<bool>,
