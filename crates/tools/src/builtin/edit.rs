@@ -122,6 +122,18 @@ impl Tool for EditFile {
                 join_numbers(&lines)
             )));
         }
+        let mut plan = plan;
+        let trimmed = super::edit_hint::copied_tail(&decoded.text, &plan.old, &plan.new).map(|cut| {
+            plan.new.truncate(cut);
+            "new_string ended with a copy of the lines that follow old_string; they were kept once, not \
+             duplicated."
+        });
+        if plan.new == plan.old {
+            return Err(ToolError::Failed(format!(
+                "edit_file: {shown} was left unchanged: without the copy of the lines that follow it, \
+                 new_string is old_string"
+            )));
+        }
         if let Some(lines) = super::edit_hint::duplicated_insertion(&decoded.text, &plan.old, &plan.new) {
             return Err(ToolError::Failed(format!(
                 "edit_file: {shown} was left unchanged: new_string adds lines that are already next to \
@@ -151,6 +163,9 @@ impl Tool for EditFile {
             format!("{} occurrences", lines.len())
         };
         let mut text = format!("Edited {shown}: replaced {what}.\n{diff}");
+        if let Some(note) = trimmed {
+            text.push_str(&format!("\n{note}"));
+        }
         let leftovers = super::edit_hint::leftover_names(&plan.old, &plan.new, &new_text);
         if let Some(note) = super::edit_hint::leftover_note(&leftovers, &new_text) {
             text.push_str(&format!("\n{note}"));

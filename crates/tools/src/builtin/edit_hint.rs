@@ -162,6 +162,36 @@ pub(crate) fn duplicated_insertion(text: &str, old: &str, new: &str) -> Option<S
     inserted.iter().all(|line| nearby.contains(line)).then(|| inserted.join("\n"))
 }
 
+/// Where the copy begins, when `new` ends with the very lines that follow `old` in `text` (the
+/// first k non-blank ones, in order, at least one of 4 or more characters) while `old` holds none of
+/// them: a model that copied the lines below the one it changed into `new_string`. The byte offset
+/// in `new` of the first copied line; `None` otherwise.
+pub(crate) fn copied_tail(text: &str, old: &str, new: &str) -> Option<usize> {
+    let at = text.find(old)?;
+    let solid = |s: &str| -> Vec<String> {
+        s.lines().map(str::trim_end).filter(|l| !l.trim().is_empty()).map(String::from).collect()
+    };
+    let following = solid(&text[at + old.len()..]);
+    let old_lines = solid(old);
+    // (byte offset, line) of every non-blank line of `new`.
+    let mut offset = 0;
+    let mut new_lines = Vec::new();
+    for line in new.split_inclusive('\n') {
+        if !line.trim().is_empty() {
+            new_lines.push((offset, line.trim_end().to_string()));
+        }
+        offset += line.len();
+    }
+    let k = (1..new_lines.len().min(following.len() + 1)).rev().find(|&k| {
+        let copied = &following[..k];
+        let tail: Vec<&String> = new_lines[new_lines.len() - k..].iter().map(|(_, line)| line).collect();
+        tail.iter().zip(copied).all(|(a, b)| *a == b)
+            && copied.iter().all(|line| !old_lines.contains(line))
+            && copied.iter().any(|line| line.trim().len() >= 4)
+    })?;
+    Some(new_lines[new_lines.len() - k].0)
+}
+
 /// The distinct names in `text`, in order of first occurrence.
 fn names(text: &str) -> Vec<&str> {
     let mut found: Vec<&str> = Vec::new();
@@ -236,6 +266,21 @@ mod tests {
         );
         assert_eq!(duplicated_insertion(text, old, "def average(values):"), None);
         assert_eq!(duplicated_insertion(text, old, "def average(v):\n\n"), None);
+    }
+
+    #[test]
+    fn a_copy_of_the_lines_below_at_the_end_of_new_string_is_found() {
+        let text =
+            "def greet(n):\n    return \"Helo\"\n\n\nif __name__ == \"__main__\":\n    print(greet(1))\n";
+        let old = "def greet(n):\n    return \"Helo\"\n\n";
+        let new = "def greet(n):\n    return \"Hello\"\n\nif __name__ == \"__main__\":\n    print(greet(1))";
+        let cut = copied_tail(text, old, new).unwrap();
+        assert_eq!(&new[..cut], "def greet(n):\n    return \"Hello\"\n\n");
+        // New code, a brace, or a line old_string already holds is not a copy.
+        assert_eq!(copied_tail(text, old, "def greet(n):\n    return \"Hello\"\n\n"), None);
+        assert_eq!(copied_tail("fn a() {\n    x();\n}\n", "    x();", "    x();\n    y();\n}"), None);
+        // The whole of new_string being a copy is left to the other checks.
+        assert_eq!(copied_tail("a = 1\nbb = 22\n", "a = 1\n", "bb = 22"), None);
     }
 
     #[test]

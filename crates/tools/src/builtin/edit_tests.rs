@@ -232,3 +232,25 @@ async fn an_edit_that_would_duplicate_the_next_lines_is_refused_and_changes_noth
     .await;
     assert!(String::from_utf8(ws.bytes("m.py")).unwrap().ends_with("def mul(a, b):\n    return a * b\n"));
 }
+
+#[tokio::test]
+async fn a_fix_that_also_copies_the_lines_below_keeps_them_once() {
+    let ws = Workspace::new();
+    ws.put(
+        "greet.py",
+        "def greet(name):\n    return \"Helo\"\n\n\nif __name__ == \"__main__\":\n    print(greet(1))\n",
+    );
+    ws.ok("read_file", json!({"path": "greet.py"})).await;
+    let out = ws
+        .ok(
+            "edit_file",
+            json!({"path": "greet.py", "old_string": "def greet(name):\n    return \"Helo\"\n\n",
+                   "new_string": "def greet(name):\n    return \"Hello\"\n\nif __name__ == \"__main__\":\n    print(greet(1))"}),
+        )
+        .await;
+    assert!(out.contains("they were kept once, not duplicated"), "{out}");
+    assert_eq!(
+        String::from_utf8(ws.bytes("greet.py")).unwrap(),
+        "def greet(name):\n    return \"Hello\"\n\n\nif __name__ == \"__main__\":\n    print(greet(1))\n"
+    );
+}
