@@ -87,17 +87,13 @@ pub(crate) fn leftover_names<'a>(old: &'a str, new: &str, after: &str) -> Vec<&'
 /// `text` with every whole-word occurrence of `name` replaced by `to`.
 fn replace_word(text: &str, name: &str, to: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut word = String::new();
-    for ch in text.chars() {
-        if ch == '_' || ch.is_ascii_alphanumeric() {
-            word.push(ch);
-            continue;
-        }
-        out.push_str(if word == name { to } else { &word });
-        word.clear();
-        out.push(ch);
+    let mut copied = 0;
+    for span in word_spans(text).filter(|span| &text[span.clone()] == name) {
+        out.push_str(&text[copied..span.start]);
+        out.push_str(to);
+        copied = span.end;
     }
-    out.push_str(if word == name { to } else { &word });
+    out.push_str(&text[copied..]);
     out
 }
 
@@ -127,7 +123,7 @@ pub(crate) fn leftover_note(leftovers: &[&str], after: &str) -> Option<String> {
 pub fn lines_using(text: &str, name: &str) -> Vec<(usize, String)> {
     text.lines()
         .enumerate()
-        .filter(|(_, line)| names(line).contains(&name))
+        .filter(|(_, line)| word_spans(line).any(|span| &line[span] == name))
         .map(|(i, line)| (i + 1, line.chars().take(160).collect()))
         .collect()
 }
@@ -149,7 +145,7 @@ pub(crate) fn duplicated_insertion(text: &str, old: &str, new: &str) -> Option<S
     } else {
         return None;
     };
-    let inserted: Vec<&str> = inserted.lines().map(str::trim_end).filter(|l| !l.trim().is_empty()).collect();
+    let inserted = solid_lines(inserted);
     if inserted.is_empty() {
         return None;
     }
@@ -168,46 +164,49 @@ pub(crate) fn duplicated_insertion(text: &str, old: &str, new: &str) -> Option<S
 /// in `new` of the first copied line; `None` otherwise.
 pub(crate) fn copied_tail(text: &str, old: &str, new: &str) -> Option<usize> {
     let at = text.find(old)?;
-    let solid = |s: &str| -> Vec<String> {
-        s.lines().map(str::trim_end).filter(|l| !l.trim().is_empty()).map(String::from).collect()
-    };
-    let following = solid(&text[at + old.len()..]);
-    let old_lines = solid(old);
+    let following = solid_lines(&text[at + old.len()..]);
+    let old_lines = solid_lines(old);
     // (byte offset, line) of every non-blank line of `new`.
     let mut offset = 0;
     let mut new_lines = Vec::new();
     for line in new.split_inclusive('\n') {
         if !line.trim().is_empty() {
-            new_lines.push((offset, line.trim_end().to_string()));
+            new_lines.push((offset, line.trim_end()));
         }
         offset += line.len();
     }
     let k = (1..new_lines.len().min(following.len() + 1)).rev().find(|&k| {
         let copied = &following[..k];
-        let tail: Vec<&String> = new_lines[new_lines.len() - k..].iter().map(|(_, line)| line).collect();
-        tail.iter().zip(copied).all(|(a, b)| *a == b)
+        new_lines[new_lines.len() - k..].iter().map(|(_, line)| line).eq(copied)
             && copied.iter().all(|line| !old_lines.contains(line))
             && copied.iter().any(|line| line.trim().len() >= 4)
     })?;
     Some(new_lines[new_lines.len() - k].0)
 }
 
-/// The distinct names in `text`, in order of first occurrence.
+/// The non-blank lines of `text`, without their trailing whitespace.
+fn solid_lines(text: &str) -> Vec<&str> {
+    text.lines().map(str::trim_end).filter(|line| !line.trim().is_empty()).collect()
+}
+
+/// Byte ranges of the words of `text`: maximal runs of `[A-Za-z0-9_]`.
+fn word_spans(text: &str) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+    let is_word = |c: char| c == '_' || c.is_ascii_alphanumeric();
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let start = at + text[at..].find(is_word)?;
+        let end = text[start..].find(|c: char| !is_word(c)).map_or(text.len(), |len| start + len);
+        at = end;
+        Some(start..end)
+    })
+}
+
+/// The distinct names (words not starting with a digit) in `text`, in order of first occurrence.
 fn names(text: &str) -> Vec<&str> {
     let mut found: Vec<&str> = Vec::new();
-    let mut start = None;
-    for (at, ch) in text.char_indices().chain(std::iter::once((text.len(), ' '))) {
-        let word_char = ch == '_' || ch.is_ascii_alphanumeric();
-        match (start, word_char) {
-            (None, true) => start = Some(at),
-            (Some(from), false) => {
-                let word = &text[from..at];
-                if !word.starts_with(|c: char| c.is_ascii_digit()) && !found.contains(&word) {
-                    found.push(word);
-                }
-                start = None;
-            }
-            _ => {}
+    for word in word_spans(text).map(|span| &text[span]) {
+        if !word.starts_with(|c: char| c.is_ascii_digit()) && !found.contains(&word) {
+            found.push(word);
         }
     }
     found
