@@ -10,6 +10,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# A test run builds everything once: incremental state and full debug info would only fill the disk
+# (they doubled the target directory). Line tables keep file:line in panics and backtraces.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-line-tables-only}"
+
 scripts/install-build-deps.sh
 cargo test --workspace --all-features --no-run
 "${CARGO_TARGET_DIR:-target}/debug/lathe" model fetch 0.5b >/dev/null
