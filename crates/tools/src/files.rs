@@ -98,6 +98,14 @@ impl FileTracker {
         }
     }
 
+    /// Whether `name` was noted as a leftover of a rename in `path` (and not yet taken by
+    /// [`Self::unfinished_renames`]).
+    pub fn is_leftover(&self, path: &Path, name: &str) -> bool {
+        self.leftovers
+            .lock()
+            .is_ok_and(|leftovers| leftovers.iter().any(|left| left.path == path && left.name == name))
+    }
+
     /// Takes the noted leftovers (the list is empty afterwards) and reads their files again: for each
     /// name a file still uses, a line `  <file> line <n>: <text>` (up to 5 per name; 1-based). `None`
     /// when every noted name is gone (the model finished the rename) or nothing was noted. Reads the

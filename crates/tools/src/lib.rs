@@ -42,6 +42,7 @@ pub mod context;
 pub mod files;
 pub mod output;
 pub mod registry;
+pub mod syntax;
 pub mod tool;
 
 #[cfg(test)]

@@ -231,6 +231,11 @@ impl SessionBuilder {
             if tools.get("write_file").is_some() {
                 tools.register(Arc::new(lathe_tools::builtin::CreateFile));
             }
+            // It glued a function body onto a docstring's line and called the bug fixed, and undid a
+            // rename it had been told to finish: such edits are refused, the file unchanged.
+            if tools.get("edit_file").is_some() {
+                tools.register(Arc::new(lathe_tools::builtin::EditFile::strict()));
+            }
             if let Some(core) = system.first_mut() {
                 core.text = prompt::LOCAL_CORE.to_string();
             }

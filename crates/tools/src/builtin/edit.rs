@@ -7,7 +7,9 @@
 //! match (`old_string` as given, else with its line endings converted to the file's) → exactly one
 //! match unless `replace_all` → replace, with `new_string`'s line endings converted to the file's
 //! → encode back (BOM, UTF-16, Latin-1 preserved; unrepresentable characters refused) → write →
-//! record the new state → unified diff.
+//! record the new state → unified diff. A Python file that parsed before the edit and would not
+//! after it ([`crate::syntax`]) gets a warning in the result, or the edit is refused
+//! ([`EditFile::strict`]).
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -23,7 +25,19 @@ const MAX_DIFF_CHARS: usize = 8_000;
 
 /// The `edit_file` tool.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct EditFile;
+pub struct EditFile {
+    strict: bool,
+}
+
+impl EditFile {
+    /// An `edit_file` for models that do not repair what they break (the local model). It refuses,
+    /// leaving the file unchanged, an edit after which a file that parsed no longer does (the default
+    /// makes it and warns in the result), and an edit that renames a name back while an earlier
+    /// edit's rename of it is unfinished (the result points to the lines still to change instead).
+    pub fn strict() -> Self {
+        Self { strict: true }
+    }
+}
 
 /// Arguments of `edit_file`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -147,6 +161,28 @@ impl Tool for EditFile {
         } else {
             decoded.text.replacen(&plan.old, &plan.new, 1)
         };
+        if self.strict
+            && let Some((from, to)) = super::edit_hint::renamed(&plan.old, &plan.new)
+            && ctx.files.is_leftover(&path, to)
+        {
+            let uses = super::edit_hint::lines_using(&decoded.text, to);
+            let shown_uses: Vec<String> =
+                uses.iter().take(5).map(|(n, line)| format!("  line {n}: {line}")).collect();
+            return Err(ToolError::Failed(format!(
+                "edit_file: {shown} was left unchanged: this edit would undo your rename of `{to}` to \
+                 `{from}`. Finish the rename instead: `{to}` is still used in {shown}:\n{}\nChange those \
+                 lines to use `{from}`.",
+                shown_uses.join("\n")
+            )));
+        }
+        let broken = crate::syntax::broken_by_edit(&path, &decoded.text, &new_text);
+        if let (Some((language, error)), true) = (&broken, self.strict) {
+            return Err(ToolError::Failed(format!(
+                "edit_file: {shown} was left unchanged: after this edit it would not parse as {} ({error}). \
+                 new_string must be whole lines with the file's indentation.",
+                language.name()
+            )));
+        }
         let new_bytes = encode(&new_text, decoded.encoding)
             .map_err(|e| ToolError::Failed(format!("edit_file: {shown} was left unchanged: {e}")))?;
         let target = path.clone();
@@ -165,6 +201,12 @@ impl Tool for EditFile {
         let mut text = format!("Edited {shown}: replaced {what}.\n{diff}");
         if let Some(note) = trimmed {
             text.push_str(&format!("\n{note}"));
+        }
+        if let Some((language, error)) = broken {
+            text.push_str(&format!(
+                "\nWarning: {shown} no longer parses as {} ({error}); it did before this edit.",
+                language.name()
+            ));
         }
         let leftovers = super::edit_hint::leftover_names(&plan.old, &plan.new, &new_text);
         if let Some(note) = super::edit_hint::leftover_note(&leftovers, &new_text) {

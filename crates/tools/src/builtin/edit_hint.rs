@@ -84,6 +84,19 @@ pub(crate) fn leftover_names<'a>(old: &'a str, new: &str, after: &str) -> Vec<&'
         .collect()
 }
 
+/// The rename an edit makes, `(from, to)`: `new` is `old` with every use of one name replaced by
+/// another that `old` does not use. `None` for any other edit.
+pub(crate) fn renamed<'a>(old: &'a str, new: &'a str) -> Option<(&'a str, &'a str)> {
+    let old_names = names(old);
+    let new_names = names(new);
+    let gone: Vec<&str> = old_names.iter().copied().filter(|name| !new_names.contains(name)).collect();
+    let brought: Vec<&str> = new_names.iter().copied().filter(|name| !old_names.contains(name)).collect();
+    match (gone.as_slice(), brought.as_slice()) {
+        ([from], [to]) if replace_word(old, from, to) == new => Some((from, to)),
+        _ => None,
+    }
+}
+
 /// `text` with every whole-word occurrence of `name` replaced by `to`.
 fn replace_word(text: &str, name: &str, to: &str) -> String {
     let mut out = String::with_capacity(text.len());

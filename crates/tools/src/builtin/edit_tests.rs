@@ -254,3 +254,68 @@ async fn a_fix_that_also_copies_the_lines_below_keeps_them_once() {
         "def greet(name):\n    return \"Hello\"\n\n\nif __name__ == \"__main__\":\n    print(greet(1))\n"
     );
 }
+
+/// The 1.5B local model's off-by-one "fix": the new body glued onto the docstring's line.
+const SERIES: &str = "def sum_to(n):\n    \"\"\"Return 1 + 2 + ... + n.\"\"\"\n    total = 0\n    for i in range(1, n):\n        total += i\n    return total\n";
+const GLUED_OLD: &str = "def sum_to(n):\n    \"\"\"Return 1 + 2 + ... + n.\"\"\"";
+const GLUED_NEW: &str = "def sum_to(n):\n    \"\"\"Return 1 + 2 + ... + n.\"\"\"total = 0\nfor i in range(1, n + 1):\n    total += i\nreturn total";
+
+#[tokio::test]
+async fn an_edit_that_breaks_python_syntax_is_made_with_a_warning_by_default() {
+    let ws = Workspace::new();
+    ws.put("series.py", SERIES);
+    read(&ws, "series.py").await;
+    let out = edit(&ws, "series.py", GLUED_OLD, GLUED_NEW).await;
+    assert!(out.contains("Warning: series.py no longer parses as Python (line 2, column"), "{out}");
+    assert!(out.contains("it did before this edit"), "{out}");
+    assert_eq!(String::from_utf8(ws.bytes("series.py")).unwrap(), SERIES.replacen(GLUED_OLD, GLUED_NEW, 1));
+    // A file that did not parse before gets no warning: the edit may be a step of its repair.
+    let out = edit(&ws, "series.py", "for i in range(1, n + 1):", "for i in range(1, n + 2):").await;
+    assert!(!out.contains("Warning"), "{out}");
+}
+
+#[tokio::test]
+async fn the_refusing_edit_file_leaves_a_file_that_would_break_unchanged() {
+    let ws = Workspace::new().with_tool(std::sync::Arc::new(super::EditFile::strict()));
+    ws.put("series.py", SERIES);
+    read(&ws, "series.py").await;
+    let err = ws
+        .fails("edit_file", json!({"path": "series.py", "old_string": GLUED_OLD, "new_string": GLUED_NEW}))
+        .await;
+    assert!(
+        err.contains("series.py was left unchanged: after this edit it would not parse as Python (line 2"),
+        "{err}"
+    );
+    assert_eq!(ws.bytes("series.py"), SERIES.as_bytes());
+    // The right fix goes through; so does any edit of a file in a language Lathe does not check.
+    edit(&ws, "series.py", "    for i in range(1, n):", "    for i in range(1, n + 1):").await;
+    assert!(String::from_utf8(ws.bytes("series.py")).unwrap().contains("range(1, n + 1)"));
+    ws.put("notes.txt", "a (\n");
+    read(&ws, "notes.txt").await;
+    edit(&ws, "notes.txt", "a (", "a ((").await;
+}
+
+#[tokio::test]
+async fn the_strict_edit_file_refuses_to_undo_an_unfinished_rename_and_points_to_what_is_left() {
+    let app = "from settings import TIMEOUT\n\n\ndef wait_time():\n    return TIMEOUT * 2\n";
+    let rename = json!({"path": "app.py", "old_string": "from settings import TIMEOUT", "new_string": "from settings import TIMEOUT_SECONDS"});
+    let undo = json!({"path": "app.py", "old_string": "from settings import TIMEOUT_SECONDS", "new_string": "from settings import TIMEOUT"});
+    let strict = Workspace::new().with_tool(std::sync::Arc::new(super::EditFile::strict()));
+    strict.put("app.py", app);
+    read(&strict, "app.py").await;
+    strict.ok("edit_file", rename.clone()).await;
+    let renamed = strict.bytes("app.py");
+    let err = strict.fails("edit_file", undo.clone()).await;
+    assert!(err.contains("would undo your rename of `TIMEOUT` to `TIMEOUT_SECONDS`"), "{err}");
+    assert!(err.contains("  line 5:     return TIMEOUT * 2"), "{err}");
+    assert_eq!(strict.bytes("app.py"), renamed);
+    // Finishing the rename is what goes through.
+    edit(&strict, "app.py", "    return TIMEOUT * 2", "    return TIMEOUT_SECONDS * 2").await;
+    // The default edit_file lets a model change its mind.
+    let ws = Workspace::new();
+    ws.put("app.py", app);
+    read(&ws, "app.py").await;
+    ws.ok("edit_file", rename).await;
+    ws.ok("edit_file", undo).await;
+    assert_eq!(ws.bytes("app.py"), app.as_bytes());
+}

@@ -40,7 +40,7 @@ pub fn all() -> Vec<Arc<dyn DynTool>> {
     vec![
         Arc::new(ReadFile),
         Arc::new(WriteFile),
-        Arc::new(EditFile),
+        Arc::new(EditFile::default()),
         Arc::new(Grep),
         Arc::new(Glob),
         Arc::new(ListDir),

@@ -1,0 +1,160 @@
+//! Syntax checks of source files after an edit, with tree-sitter grammars (today Python: `.py`,
+//! `.pyi`). A file that parsed before an edit and does not after it is what a model that mis-indents
+//! or glues two lines together leaves behind; `edit_file` points it out (or refuses it, for models
+//! that do not repair what they break).
+//!
+//! tree-sitter recovers from errors instead of stopping, marking the span it could not fit as an
+//! `ERROR` node or inserting a zero-width `MISSING` node; the first such node in document order is
+//! the error reported. Files larger than [`MAX_CHECKED_BYTES`] are not checked.
+
+use std::path::Path;
+
+/// Larger texts are not parsed (a parse costs roughly 10–30 ms per MiB).
+pub const MAX_CHECKED_BYTES: usize = 1 << 20;
+
+/// A language Lathe can check, chosen by file extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Language {
+    /// Python 3 (tree-sitter-python).
+    Python,
+}
+
+impl Language {
+    /// The language of `path` by its extension; `None` for files Lathe does not check.
+    pub fn of(path: &Path) -> Option<Self> {
+        match path.extension()?.to_str()? {
+            "py" | "pyi" => Some(Self::Python),
+            _ => None,
+        }
+    }
+
+    /// The language's name as a user would write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Python => "Python",
+        }
+    }
+
+    fn grammar(self) -> tree_sitter::Language {
+        match self {
+            Self::Python => tree_sitter_python::LANGUAGE.into(),
+        }
+    }
+}
+
+/// Where a text stops parsing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyntaxError {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+    /// What went wrong: ``unexpected `…` `` (the text tree-sitter could not fit, first 40
+    /// characters) or ``missing `)` ``.
+    pub what: String,
+}
+
+impl std::fmt::Display for SyntaxError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}, column {}: {}", self.line, self.column, self.what)
+    }
+}
+
+/// The first syntax error of `text` in `language`; `None` when it parses, is larger than
+/// [`MAX_CHECKED_BYTES`], or the parser could not run.
+pub fn first_error(language: Language, text: &str) -> Option<SyntaxError> {
+    if text.len() > MAX_CHECKED_BYTES {
+        return None;
+    }
+    let mut parser = tree_sitter::Parser::new();
+    parser.set_language(&language.grammar()).ok()?;
+    let tree = parser.parse(text, None)?;
+    let root = tree.root_node();
+    if !root.has_error() {
+        return None;
+    }
+    let mut node = root;
+    // Descend to the first ERROR or MISSING node: the first child that holds an error, each time.
+    loop {
+        if node.is_error() || node.is_missing() {
+            break;
+        }
+        let mut cursor = node.walk();
+        let next = node.children(&mut cursor).find(|child| child.has_error());
+        match next {
+            Some(child) => node = child,
+            None => break,
+        }
+    }
+    let start = node.start_position();
+    let line_text = text.lines().nth(start.row).unwrap_or("");
+    let column = line_text.get(..start.column).map_or(start.column, |head| head.chars().count()) + 1;
+    let what = if node.is_missing() {
+        format!("missing `{}`", node.kind())
+    } else {
+        let span = text.get(node.start_byte()..node.end_byte()).unwrap_or("");
+        let shown: String = span.trim().lines().next().unwrap_or("").chars().take(40).collect();
+        if shown.is_empty() { "unexpected end of input".to_string() } else { format!("unexpected `{shown}`") }
+    };
+    Some(SyntaxError { line: start.row + 1, column, what })
+}
+
+/// The error an edit introduced: `path` is in a checked language, `before` parsed and `after` does
+/// not. A file that was already broken is not reported (the edit may be a step of its repair).
+pub fn broken_by_edit(path: &Path, before: &str, after: &str) -> Option<(Language, SyntaxError)> {
+    let language = Language::of(path)?;
+    let error = first_error(language, after)?;
+    first_error(language, before).is_none().then_some((language, error))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn valid_python_has_no_error() {
+        let text = "def sum_to(n):\n    total = 0\n    for i in range(1, n + 1):\n        total += i\n    return total\n";
+        assert_eq!(first_error(Language::Python, text), None);
+    }
+
+    #[test]
+    fn two_statements_glued_on_one_line_are_found_where_they_meet() {
+        // The 1.5B local model's off-by-one "fix": the body appended to the docstring's line.
+        let text = "def sum_to(n):\n    \"\"\"Return 1 + 2 + ... + n.\"\"\"total = 0\nfor i in range(1, n + 1):\n    total += i\nreturn total\n    total = 0\n";
+        let error = first_error(Language::Python, text).expect("an error");
+        assert_eq!(error.line, 2, "{error}");
+    }
+
+    #[test]
+    fn an_unclosed_call_reports_what_is_missing_or_unexpected() {
+        let error = first_error(Language::Python, "print(greet(\"world\")\nx = 1\n").expect("an error");
+        assert_eq!(error.line, 1, "{error}");
+        assert!(error.what.starts_with("missing") || error.what.starts_with("unexpected"), "{error}");
+    }
+
+    #[test]
+    fn columns_count_characters_not_bytes() {
+        // `+` is byte 9 but character 8.
+        let error = first_error(Language::Python, "é = (1 +)\n").expect("an error");
+        assert_eq!((error.line, error.column, error.what.as_str()), (1, 8, "unexpected `+`"), "{error}");
+    }
+
+    #[test]
+    fn only_a_file_that_parsed_before_is_reported_as_broken_by_an_edit() {
+        let good = "x = 1\n";
+        let bad = "x = (1\n";
+        let path = Path::new("a/b.py");
+        assert!(broken_by_edit(path, good, bad).is_some());
+        assert!(broken_by_edit(path, bad, bad).is_none(), "already broken before");
+        assert!(broken_by_edit(path, good, good).is_none());
+        assert!(broken_by_edit(Path::new("notes.txt"), good, bad).is_none(), "not a checked language");
+        assert_eq!(Language::of(Path::new("stubs.pyi")), Some(Language::Python));
+        assert_eq!(Language::of(Path::new("Makefile")), None);
+    }
+
+    #[test]
+    fn oversized_texts_are_not_parsed() {
+        let text = "(".repeat(MAX_CHECKED_BYTES + 1);
+        assert_eq!(first_error(Language::Python, &text), None);
+    }
+}
