@@ -149,11 +149,18 @@ impl Tool for EditFile {
             )));
         }
         if let Some(lines) = super::edit_hint::duplicated_insertion(&decoded.text, &plan.old, &plan.new) {
+            let at_end = super::edit_hint::unique_last_line(&decoded.text).map_or(String::new(), |last| {
+                format!(
+                    " To add code at the end of {shown}, old_string is its last line, {}, and new_string is \
+                     that line followed by the new code.",
+                    serde_json::Value::String(last.to_string())
+                )
+            });
             return Err(ToolError::Failed(format!(
                 "edit_file: {shown} was left unchanged: new_string adds lines that are already next to \
                  old_string, so the edit would duplicate them:\n{lines}\nTo change a line, put it in \
                  old_string and its new text in new_string; to add code, new_string is old_string plus only \
-                 the new lines."
+                 the new lines.{at_end}"
             )));
         }
         let new_text = if replace_all {

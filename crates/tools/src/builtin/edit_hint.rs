@@ -171,6 +171,13 @@ pub(crate) fn duplicated_insertion(text: &str, old: &str, new: &str) -> Option<S
     inserted.iter().all(|line| nearby.contains(line)).then(|| inserted.join("\n"))
 }
 
+/// The last non-blank line of `text` (without its line end), when no other line of `text` is
+/// the same: an `old_string` that adds code at the end of the file.
+pub(crate) fn unique_last_line(text: &str) -> Option<&str> {
+    let last = text.lines().rev().find(|line| !line.trim().is_empty())?;
+    (text.lines().filter(|line| *line == last).count() == 1).then_some(last)
+}
+
 /// Where the copy begins, when `new` ends with the very lines that follow `old` in `text` (the
 /// first k non-blank ones, in order, at least one of 4 or more characters) while `old` holds none of
 /// them: a model that copied the lines below the one it changed into `new_string`. The byte offset

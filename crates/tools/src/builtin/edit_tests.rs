@@ -223,6 +223,7 @@ async fn an_edit_that_would_duplicate_the_next_lines_is_refused_and_changes_noth
         )
         .await;
     assert!(err.contains("would duplicate them:\n    return a + b"), "{err}");
+    assert!(err.contains("old_string is its last line, \"    return a + b\", and new_string"), "{err}");
     assert_eq!(ws.bytes("m.py"), original.as_bytes());
     // Adding a new function after the last line is what the message points to, and works.
     ws.ok(
