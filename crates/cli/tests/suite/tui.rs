@@ -40,13 +40,17 @@ async fn scripted(turns: Value) -> MockServer {
 
 /// A script for the pane: lathe with `args`, then its exit status and the terminal's modes, then
 /// an idle wait so the pane stays open to be read.
+/// What the pane script prints after lathe's exit status and the terminal's settings (`stty -a`):
+/// waiting for it waits for both.
+const SETTINGS_END: &str = "end of terminal settings";
+
 fn pane_script(setup: &Setup, server: &MockServer, args: &[&str]) -> PathBuf {
     let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
     let args: Vec<String> = args.iter().map(|a| quote(a)).collect();
     let script = format!(
         "#!/bin/sh\nexport LATHE_HOME={home}\nexport LATHE_E2E_MARK={mark}\nunset ANTHROPIC_API_KEY OPENAI_API_KEY \
          LATHE_PROVIDER LATHE_MODEL LATHE_PERMISSION_MODE\ncd {ws}\n{lathe} --provider anthropic --base-url {url} {args}\n\
-         echo \"lathe exited with status $?\"\nstty -a\nexec sleep 600\n",
+         echo \"lathe exited with status $?\"\nstty -a\necho '{SETTINGS_END}'\nexec sleep 600\n",
         home = quote(&setup.home.display().to_string()),
         mark = setup.mark,
         ws = quote(&setup.workspace.display().to_string()),
@@ -96,7 +100,8 @@ fn marked_processes(argv: &[&str], mark: &str) -> Vec<u32> {
 
 /// Lines of `stty -a` output in the capture, joined.
 fn stty_flags(capture: &str) -> String {
-    capture.split("lathe exited with status").nth(1).unwrap_or("").to_string()
+    let after = capture.split("lathe exited with status").nth(1).unwrap_or("");
+    after.split(SETTINGS_END).next().unwrap_or("").to_string()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -137,7 +142,7 @@ async fn a_prompt_runs_tools_asks_before_a_command_and_leaves_the_transcript() {
 
         pane.type_text("/quit");
         pane.keys(&["Enter"]);
-        let after = pane.wait_for("lathe exited with status", WAIT);
+        let after = pane.wait_for(SETTINGS_END, WAIT);
         assert!(after.contains("lathe exited with status 0"), "{after}");
         let transcript = after.split("lathe exited with status").next().unwrap_or("");
         for line in ["› ship it", "read_file notes.txt", "shell echo shipped > status.txt", "All done"] {
@@ -193,7 +198,7 @@ async fn ctrl_c_stops_a_running_command_and_the_next_prompt_is_answered() {
 
         pane.type_text("/quit");
         pane.keys(&["Enter"]);
-        let after = pane.wait_for("lathe exited with status", WAIT);
+        let after = pane.wait_for(SETTINGS_END, WAIT);
         assert!(after.contains("lathe exited with status 0"), "{after}");
     })
     .await
@@ -231,7 +236,7 @@ async fn resume_without_an_id_picks_an_earlier_session_and_continues_it() {
         assert!(sent.contains("remember the number 42") && sent.contains("what was it?"), "{sent}");
         pane.type_text("/quit");
         pane.keys(&["Enter"]);
-        let after = pane.wait_for("lathe exited with status", WAIT);
+        let after = pane.wait_for(SETTINGS_END, WAIT);
         assert!(after.contains("lathe exited with status 0"), "{after}");
     })
     .await
@@ -258,7 +263,7 @@ async fn a_ten_megabyte_paste_is_refused_and_the_ui_stays_usable() {
         pane.wait_for("Small prompts work.", WAIT);
         pane.type_text("/quit");
         pane.keys(&["Enter"]);
-        let after = pane.wait_for("lathe exited with status", WAIT);
+        let after = pane.wait_for(SETTINGS_END, WAIT);
         assert!(after.contains("lathe exited with status 0"), "{after}");
     })
     .await
@@ -287,7 +292,7 @@ async fn sigterm_restores_the_terminal() {
         assert_eq!(pids.len(), 1, "one lathe process: {pids:?}");
         let status = Command::new("kill").arg("-TERM").arg(pids[0].to_string()).status().expect("kill");
         assert!(status.success());
-        let after = pane.wait_for("lathe exited with status", WAIT);
+        let after = pane.wait_for(SETTINGS_END, WAIT);
         assert!(after.contains("lathe exited with status 143"), "{after}");
         let words: Vec<String> = stty_flags(&after).split_whitespace().map(str::to_string).collect();
         assert!(words.iter().any(|w| w == "icanon") && words.iter().any(|w| w == "echo"), "{after}");
