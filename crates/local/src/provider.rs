@@ -354,19 +354,40 @@ fn acted_this_turn(request: &ModelRequest) -> bool {
 }
 
 /// Whether the model's next response must be a real call: nothing looked at yet in this user
-/// turn, the last call was a file change that failed, or the last message is one Lathe injected (a check before stopping,
-/// a Stop hook's reason) that asks it to go on.
+/// turn, the latest file change of the turn failed (up to [`MAX_FAILED_CHANGES`] in a row: a small
+/// model reads the file again and then claims the change it did not make), or the last message is
+/// one Lathe injected (a check before stopping, a Stop hook's reason) that asks it to go on.
 fn must_act(request: &ModelRequest) -> bool {
     let last = request.messages.iter().rev().find(|item| !matches!(item, LedgerItem::Meta(_)));
     match last {
-        Some(LedgerItem::ToolResult(result))
-            if result.is_error && changes_files(request, &result.call_id) =>
-        {
-            true
-        }
         Some(LedgerItem::User(message)) if message.origin != lathe_protocol::UserOrigin::User => true,
-        _ => !acted_this_turn(request),
+        _ => {
+            !acted_this_turn(request)
+                || failed_changes_since_success(request).is_some_and(|n| n < MAX_FAILED_CHANGES)
+        }
     }
+}
+
+/// Failed file changes in a row after which the model may answer again (and say it could not).
+const MAX_FAILED_CHANGES: usize = 4;
+
+/// How many file-changing calls failed since the last one that succeeded in this user turn, when
+/// the latest one failed; `None` when it succeeded or there was none.
+fn failed_changes_since_success(request: &ModelRequest) -> Option<usize> {
+    let mut failed = 0;
+    for item in request.messages.iter().rev() {
+        match item {
+            LedgerItem::ToolResult(result) if changes_files(request, &result.call_id) => {
+                if !result.is_error {
+                    break;
+                }
+                failed += 1;
+            }
+            LedgerItem::User(message) if message.origin == lathe_protocol::UserOrigin::User => break,
+            _ => {}
+        }
+    }
+    (failed > 0).then_some(failed)
 }
 
 /// Whether the call `call_id` of the conversation is one of [`FILE_CHANGING_TOOLS`].
@@ -454,34 +475,45 @@ mod tests {
         let with =
             |items: Vec<LedgerItem>| must_act(&ModelRequest { messages: items, ..ModelRequest::default() });
         let task = || LedgerItem::User(UserMessage::text("Fix the typo in greet.py."));
-        let result = |is_error| {
+        let ids = std::cell::Cell::new(0);
+        // A call of `name` and its result, with a call id of their own.
+        let call = |name: &str, is_error: bool| {
+            ids.set(ids.get() + 1);
+            let id = format!("c{}", ids.get());
             let status = if is_error { ToolStatus::Failed } else { ToolStatus::Completed };
-            LedgerItem::ToolResult(ToolResult::text("c1", "…", is_error, status))
+            [
+                LedgerItem::Assistant(lathe_protocol::AssistantMessage {
+                    content: vec![lathe_protocol::Content::ToolCall(lathe_protocol::ToolCall {
+                        id: id.clone(),
+                        name: name.into(),
+                        arguments: serde_json::json!({}),
+                        incomplete: None,
+                    })],
+                    stop: lathe_protocol::StopReason::ToolUse,
+                    usage: lathe_protocol::Usage::default(),
+                    model: "m".into(),
+                }),
+                LedgerItem::ToolResult(ToolResult::text(&id, "…", is_error, status)),
+            ]
         };
-        let made = |name: &str| {
-            LedgerItem::Assistant(lathe_protocol::AssistantMessage {
-                content: vec![lathe_protocol::Content::ToolCall(lathe_protocol::ToolCall {
-                    id: "c1".into(),
-                    name: name.into(),
-                    arguments: serde_json::json!({}),
-                    incomplete: None,
-                })],
-                stop: lathe_protocol::StopReason::ToolUse,
-                usage: lathe_protocol::Usage::default(),
-                model: "m".into(),
-            })
+        let turn = |calls: &[(&str, bool)]| {
+            let mut items = vec![task()];
+            for (name, is_error) in calls {
+                items.extend(call(name, *is_error));
+            }
+            items
         };
-        let edit = || made("edit_file");
-        let read = || made("read_file");
-        assert!(with(vec![task()]), "nothing looked at yet");
-        assert!(!with(vec![task(), read(), result(false)]), "a result to answer from");
-        assert!(with(vec![task(), edit(), result(true)]), "the last edit failed");
-        assert!(!with(vec![task(), read(), result(true)]), "a failed read may be answered from");
-        assert!(with(vec![
-            task(),
-            result(false),
-            LedgerItem::User(UserMessage::injected("Before you finish: …"))
-        ]));
+        assert!(with(turn(&[])), "nothing looked at yet");
+        assert!(!with(turn(&[("read_file", false)])), "a result to answer from");
+        assert!(with(turn(&[("edit_file", true)])), "the last edit failed");
+        assert!(!with(turn(&[("read_file", true)])), "a failed read may be answered from");
+        assert!(with(turn(&[("edit_file", true), ("read_file", false)])), "the failed edit was not redone");
+        assert!(!with(turn(&[("edit_file", true), ("edit_file", false)])), "a later edit succeeded");
+        let gave_up = vec![("edit_file", true); MAX_FAILED_CHANGES];
+        assert!(!with(turn(&gave_up)), "after that many failures in a row it may say it could not");
+        let mut asked = turn(&[("read_file", false)]);
+        asked.push(LedgerItem::User(UserMessage::injected("Before you finish: …")));
+        assert!(with(asked), "Lathe asks it to go on");
     }
 
     #[tokio::test]
