@@ -45,6 +45,7 @@ pub fn edit_targets(request: &ModelRequest, workspace: &Path) -> Vec<EditTarget>
             | LedgerItem::Meta(_) => {}
         }
     }
+    let avoid = failed_anchors(request);
     let mut targets: Vec<EditTarget> = paths
         .into_iter()
         .filter_map(|path| {
@@ -54,12 +55,45 @@ pub fn edit_targets(request: &ModelRequest, workspace: &Path) -> Vec<EditTarget>
                 return None;
             }
             let content = std::fs::read_to_string(&full).ok()?;
-            Some(EditTarget { path, content })
+            let avoid = avoid.get(&path).cloned().unwrap_or_default();
+            Some(EditTarget { path, content, avoid })
         })
         .collect();
     let excess = targets.len().saturating_sub(MAX_TARGETS);
     targets.drain(..excess);
     targets
+}
+
+/// For each path, the first lines of the `old_string`s of this user turn's `edit_file` calls on it
+/// that failed since the last one that succeeded.
+fn failed_anchors(request: &ModelRequest) -> std::collections::HashMap<String, Vec<String>> {
+    let mut edits = std::collections::HashMap::new();
+    let mut failed: std::collections::HashMap<String, Vec<String>> = std::collections::HashMap::new();
+    for item in &request.messages {
+        match item {
+            LedgerItem::User(message) if message.origin == lathe_protocol::UserOrigin::User => failed.clear(),
+            LedgerItem::Assistant(message) => {
+                for call in message.tool_calls().filter(|call| call.name == "edit_file") {
+                    let text = |key: &str| call.arguments.get(key).and_then(|value| value.as_str());
+                    if let (Some(path), Some(old)) = (text("path"), text("old_string")) {
+                        let first = old.split('\n').next().unwrap_or_default();
+                        edits.insert(call.id.clone(), (path.to_string(), first.to_string()));
+                    }
+                }
+            }
+            LedgerItem::ToolResult(result) => {
+                if let Some((path, first)) = edits.remove(&result.call_id) {
+                    if result.is_error {
+                        failed.entry(path).or_default().push(first);
+                    } else {
+                        failed.remove(&path);
+                    }
+                }
+            }
+            LedgerItem::User(_) | LedgerItem::Compaction(_) | LedgerItem::Meta(_) => {}
+        }
+    }
+    failed
 }
 
 #[cfg(test)]
@@ -108,6 +142,45 @@ mod tests {
         };
         std::fs::write(dir.path().join("a.py"), "a = 3\n").unwrap();
         let targets = edit_targets(&request, dir.path());
-        assert_eq!(targets, vec![EditTarget { path: "a.py".into(), content: "a = 3\n".into() }]);
+        assert_eq!(
+            targets,
+            vec![EditTarget { path: "a.py".into(), content: "a = 3\n".into(), avoid: vec![] }]
+        );
+    }
+
+    #[test]
+    fn the_anchors_of_failed_edits_are_avoided_until_an_edit_of_the_file_succeeds() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.py"), "x = 1\ny = 2\n").unwrap();
+        let edit = |id: &str, old: &str| {
+            LedgerItem::Assistant(AssistantMessage {
+                content: vec![Content::ToolCall(ToolCall {
+                    id: id.into(),
+                    name: "edit_file".into(),
+                    arguments: json!({"path": "a.py", "old_string": old, "new_string": "z"}),
+                    incomplete: None,
+                })],
+                stop: lathe_protocol::StopReason::ToolUse,
+                usage: lathe_protocol::Usage::default(),
+                model: "local".into(),
+            })
+        };
+        let mut messages = vec![
+            call("1", "read_file", "a.py"),
+            result("1", false),
+            edit("2", "x = 1\ny = 2"),
+            result("2", true),
+        ];
+        let avoid = |messages: &[LedgerItem]| {
+            let request = ModelRequest { messages: messages.to_vec(), ..ModelRequest::default() };
+            edit_targets(&request, dir.path()).pop().unwrap().avoid
+        };
+        assert_eq!(avoid(&messages), vec!["x = 1".to_string()]);
+        messages.extend([edit("3", "y = 2"), result("3", false)]);
+        assert_eq!(avoid(&messages), Vec::<String>::new(), "an edit of the file succeeded since");
+        messages.extend([edit("4", "y = 2"), result("4", true)]);
+        assert_eq!(avoid(&messages), vec!["y = 2".to_string()]);
+        messages.push(LedgerItem::User(lathe_protocol::UserMessage::text("Now something else.")));
+        assert_eq!(avoid(&messages), Vec::<String>::new(), "a new user turn starts afresh");
     }
 }

@@ -32,6 +32,9 @@ pub struct EditTarget {
     pub path: String,
     /// The file's current content (UTF-8, LF line endings).
     pub content: String,
+    /// Lines that may not start an `old_string`, unless no other line could: the first lines of
+    /// this turn's failed edits of the file (a small model retries the anchor that failed).
+    pub avoid: Vec<String>,
 }
 
 impl EditTarget {
@@ -89,10 +92,14 @@ pub(crate) fn edit_args_rule(builder: &mut Builder, targets: &[EditTarget]) -> O
                 builder.named(&name(i, k), &body);
             }
             if unique_start(&target.content, line) {
-                starts.push(name(i, span));
+                starts.push((name(i, span), target.avoid.iter().any(|avoid| avoid == line)));
             }
         }
         starts.reverse();
+        let fresh: Vec<String> =
+            starts.iter().filter(|(_, avoid)| !avoid).map(|(name, _)| name.clone()).collect();
+        let starts =
+            if fresh.is_empty() { starts.into_iter().map(|(name, _)| name).collect() } else { fresh };
         let old = builder.named(
             &format!("e{index}-old"),
             &format!("{quote} ( {} ) {quote}", starts.join(" | "), quote = literal("\"")),

@@ -3,7 +3,7 @@
 use super::*;
 
 fn target(content: &str) -> EditTarget {
-    EditTarget { path: "src/a.py".into(), content: content.into() }
+    EditTarget { path: "src/a.py".into(), content: content.into(), avoid: Vec::new() }
 }
 
 fn grammar(targets: &[EditTarget]) -> String {
@@ -41,4 +41,19 @@ fn files_without_a_unique_line_or_with_crlf_are_not_editable() {
     assert!(!target(&"y = 1\n".repeat(10_000)).editable());
     let mut builder = Builder::default();
     assert_eq!(edit_args_rule(&mut builder, &[target("\n\n")]), None);
+}
+
+#[test]
+fn lines_to_avoid_start_no_old_string_unless_nothing_else_could() {
+    let content = "def f():\n    return 1\n\ndef g():\n    return 1\n";
+    let avoiding = |avoid: &[&str]| {
+        let text = grammar(&[EditTarget {
+            avoid: avoid.iter().map(|line| line.to_string()).collect(),
+            ..target(content)
+        }]);
+        text.lines().find(|line| line.starts_with("e0-old ::= ")).unwrap().to_string()
+    };
+    assert_eq!(avoiding(&["def f():"]), r#"e0-old ::= "\"" ( e0-l3-r4 ) "\"""#);
+    // The line still continues a span that starts earlier; and with every start avoided, all stay.
+    assert_eq!(avoiding(&["def f():", "def g():"]), r#"e0-old ::= "\"" ( e0-l0-r4 | e0-l3-r4 ) "\"""#);
 }
