@@ -371,14 +371,16 @@ fn must_act(request: &ModelRequest) -> bool {
 /// Failed file changes in a row after which the model may answer again (and say it could not).
 const MAX_FAILED_CHANGES: usize = 4;
 
-/// How many file-changing calls failed since the last one that succeeded in this user turn, when
-/// the latest one failed; `None` when it succeeded or there was none.
+/// How many file-changing calls failed (status `Failed`: the tool refused or could not run them)
+/// since the last one that succeeded or was denied in this user turn, when the latest one failed;
+/// `None` otherwise.
 fn failed_changes_since_success(request: &ModelRequest) -> Option<usize> {
     let mut failed = 0;
     for item in request.messages.iter().rev() {
         match item {
             LedgerItem::ToolResult(result) if changes_files(request, &result.call_id) => {
-                if !result.is_error {
+                // A change the user or a rule denied is not the model's to redo.
+                if !result.is_error || result.status != lathe_protocol::ToolStatus::Failed {
                     break;
                 }
                 failed += 1;
@@ -509,6 +511,11 @@ mod tests {
         assert!(!with(turn(&[("read_file", true)])), "a failed read may be answered from");
         assert!(with(turn(&[("edit_file", true), ("read_file", false)])), "the failed edit was not redone");
         assert!(!with(turn(&[("edit_file", true), ("edit_file", false)])), "a later edit succeeded");
+        let mut denied = turn(&[("read_file", false)]);
+        denied.push(call("edit_file", true)[0].clone());
+        let id = format!("c{}", ids.get());
+        denied.push(LedgerItem::ToolResult(ToolResult::text(&id, "denied", true, ToolStatus::Denied)));
+        assert!(!with(denied), "a denied change may be answered (\"you declined\")");
         let gave_up = vec![("edit_file", true); MAX_FAILED_CHANGES];
         assert!(!with(turn(&gave_up)), "after that many failures in a row it may say it could not");
         let mut asked = turn(&[("read_file", false)]);

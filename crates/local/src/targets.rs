@@ -65,7 +65,7 @@ pub fn edit_targets(request: &ModelRequest, workspace: &Path) -> Vec<EditTarget>
 }
 
 /// For each path, the first lines of the `old_string`s of this user turn's `edit_file` calls on it
-/// that failed since the last one that succeeded.
+/// that failed (status `Failed`) since the last one that succeeded.
 fn failed_anchors(request: &ModelRequest) -> std::collections::HashMap<String, Vec<String>> {
     let mut edits = std::collections::HashMap::new();
     let mut failed: std::collections::HashMap<String, Vec<String>> = std::collections::HashMap::new();
@@ -83,10 +83,13 @@ fn failed_anchors(request: &ModelRequest) -> std::collections::HashMap<String, V
             }
             LedgerItem::ToolResult(result) => {
                 if let Some((path, first)) = edits.remove(&result.call_id) {
-                    if result.is_error {
-                        failed.entry(path).or_default().push(first);
-                    } else {
-                        failed.remove(&path);
+                    match result.status {
+                        lathe_protocol::ToolStatus::Failed => failed.entry(path).or_default().push(first),
+                        // Denied or interrupted: nothing about the anchor was learnt.
+                        lathe_protocol::ToolStatus::Denied | lathe_protocol::ToolStatus::Interrupted => {}
+                        lathe_protocol::ToolStatus::Completed => {
+                            failed.remove(&path);
+                        }
                     }
                 }
             }
@@ -118,7 +121,8 @@ mod tests {
     }
 
     fn result(id: &str, is_error: bool) -> LedgerItem {
-        LedgerItem::ToolResult(ToolResult::text(id, "x", is_error, ToolStatus::Completed))
+        let status = if is_error { ToolStatus::Failed } else { ToolStatus::Completed };
+        LedgerItem::ToolResult(ToolResult::text(id, "x", is_error, status))
     }
 
     #[test]

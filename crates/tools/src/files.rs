@@ -55,6 +55,9 @@ pub struct LeftoverName {
     pub shown: String,
     /// The name (an identifier).
     pub name: String,
+    /// The renaming edit's `old_string` and `new_string` (as applied), to recognise an edit that
+    /// undoes it.
+    pub edit: (String, String),
 }
 
 impl FileTracker {
@@ -98,12 +101,17 @@ impl FileTracker {
         }
     }
 
-    /// Whether `name` was noted as a leftover of a rename in `path` (and not yet taken by
-    /// [`Self::unfinished_renames`]).
-    pub fn is_leftover(&self, path: &Path, name: &str) -> bool {
-        self.leftovers
-            .lock()
-            .is_ok_and(|leftovers| leftovers.iter().any(|left| left.path == path && left.name == name))
+    /// Whether replacing `old` by `new` in `path` undoes a noted renaming edit (its `old_string`
+    /// and `new_string` swapped, surrounding whitespace aside) whose leftover name is not yet
+    /// taken by [`Self::unfinished_renames`]: the name that edit replaced.
+    pub fn undone_rename(&self, path: &Path, old: &str, new: &str) -> Option<String> {
+        let leftovers = self.leftovers.lock().ok()?;
+        leftovers
+            .iter()
+            .find(|left| {
+                left.path == path && left.edit.1.trim() == old.trim() && left.edit.0.trim() == new.trim()
+            })
+            .map(|left| left.name.clone())
     }
 
     /// Takes the noted leftovers (the list is empty afterwards) and reads their files again: for each

@@ -1,16 +1,19 @@
 //! Syntax checks of source files after an edit, with tree-sitter grammars (today Python: `.py`,
-//! `.pyi`). A file that parsed before an edit and does not after it is what a model that mis-indents
-//! or glues two lines together leaves behind; `edit_file` points it out (or refuses it, for models
-//! that do not repair what they break).
+//! `.pyi`). A file that parsed before an edit and does not after it is what a model that glues two
+//! lines together or drops half a block leaves behind; `edit_file` points it out (or refuses it,
+//! for models that do not repair what they break).
 //!
 //! tree-sitter recovers from errors instead of stopping, marking the span it could not fit as an
 //! `ERROR` node or inserting a zero-width `MISSING` node; the first such node in document order is
-//! the error reported. Files larger than [`MAX_CHECKED_BYTES`] are not checked.
+//! the error reported. It does not check indentation the way CPython does: an unexpected indent or
+//! a body left unindented parses, so those are not found. Files larger than [`MAX_CHECKED_BYTES`]
+//! are not checked.
 
 use std::path::Path;
 
-/// Larger texts are not parsed (a parse costs roughly 10–30 ms per MiB).
-pub const MAX_CHECKED_BYTES: usize = 1 << 20;
+/// Larger texts are not parsed: a parse of ordinary code takes milliseconds, but error recovery
+/// on pathological input (thousands of unclosed brackets) can take seconds per MiB.
+pub const MAX_CHECKED_BYTES: usize = 256 * 1024;
 
 /// A language Lathe can check, chosen by file extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +52,8 @@ pub struct SyntaxError {
     pub line: usize,
     /// 1-based column, in characters.
     pub column: usize,
+    /// Byte offset in the text (0-based).
+    pub byte: usize,
     /// What went wrong: ``unexpected `…` `` (the text tree-sitter could not fit, first 40
     /// characters) or ``missing `)` ``.
     pub what: String,
@@ -96,18 +101,41 @@ pub fn first_error(language: Language, text: &str) -> Option<SyntaxError> {
         let shown: String = span.trim().lines().next().unwrap_or("").chars().take(40).collect();
         if shown.is_empty() { "unexpected end of input".to_string() } else { format!("unexpected `{shown}`") }
     };
-    Some(SyntaxError { line: start.row + 1, column, what })
+    Some(SyntaxError { line: start.row + 1, column, byte: node.start_byte(), what })
 }
 
 /// The error an edit introduced: `path` is in a checked language, `before` parsed and `after` does
 /// not. A file that was already broken is not reported (the edit may be a step of its repair).
-pub fn broken_by_edit(path: &Path, before: &str, after: &str) -> Option<(Language, SyntaxError)> {
+/// `edited_at` is the byte offset in `after` where the replaced text starts: tree-sitter may blame
+/// the enclosing block (an `else` left without its `if` marks the whole `def`), so an error found
+/// before the edit is reported at the edit's first line instead.
+pub fn broken_by_edit(
+    path: &Path,
+    before: &str,
+    after: &str,
+    edited_at: usize,
+) -> Option<(Language, SyntaxError)> {
     let language = Language::of(path)?;
     let error = first_error(language, after)?;
-    first_error(language, before).is_none().then_some((language, error))
+    if first_error(language, before).is_some() {
+        return None;
+    }
+    if error.byte >= edited_at {
+        return Some((language, error));
+    }
+    let mut edited_at = edited_at.min(after.len());
+    while !after.is_char_boundary(edited_at) {
+        edited_at -= 1;
+    }
+    let head = &after[..edited_at];
+    let line = head.matches('\n').count() + 1;
+    let column = head.rsplit('\n').next().map_or(0, |start| start.chars().count()) + 1;
+    let what = format!("the edited lines do not fit the code around them ({})", error.what);
+    Some((language, SyntaxError { line, column, byte: edited_at, what }))
 }
 
 #[cfg(test)]
+#[allow(clippy::expect_used)]
 mod tests {
     use super::*;
 
@@ -144,12 +172,23 @@ mod tests {
         let good = "x = 1\n";
         let bad = "x = (1\n";
         let path = Path::new("a/b.py");
-        assert!(broken_by_edit(path, good, bad).is_some());
-        assert!(broken_by_edit(path, bad, bad).is_none(), "already broken before");
-        assert!(broken_by_edit(path, good, good).is_none());
-        assert!(broken_by_edit(Path::new("notes.txt"), good, bad).is_none(), "not a checked language");
+        assert!(broken_by_edit(path, good, bad, 0).is_some());
+        assert!(broken_by_edit(path, bad, bad, 0).is_none(), "already broken before");
+        assert!(broken_by_edit(path, good, good, 0).is_none());
+        assert!(broken_by_edit(Path::new("notes.txt"), good, bad, 0).is_none(), "not a checked language");
         assert_eq!(Language::of(Path::new("stubs.pyi")), Some(Language::Python));
         assert_eq!(Language::of(Path::new("Makefile")), None);
+    }
+
+    #[test]
+    fn an_error_blamed_on_the_enclosing_block_is_reported_where_the_edit_starts() {
+        let before = "def sign(x):\n    y = abs(x)\n    if x < 0:\n        r = -1\n    else:\n        r = 1\n    return r\n";
+        // The edit drops the `if` line: tree-sitter marks the whole `def` (line 1).
+        let after = before.replace("    if x < 0:\n        r = -1", "    r = -1");
+        let edited_at = after.find("    r = -1").unwrap_or(0);
+        let (_, error) = broken_by_edit(Path::new("s.py"), before, &after, edited_at).expect("broken");
+        assert_eq!((error.line, error.column), (3, 1), "{error}");
+        assert!(error.what.starts_with("the edited lines do not fit the code around them"), "{error}");
     }
 
     #[test]

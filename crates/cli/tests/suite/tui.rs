@@ -38,12 +38,12 @@ async fn scripted(turns: Value) -> MockServer {
     MockServer::start(Mode::Scripted(script)).await.expect("mock")
 }
 
-/// A script for the pane: lathe with `args`, then its exit status and the terminal's modes, then
-/// an idle wait so the pane stays open to be read.
 /// What the pane script prints after lathe's exit status and the terminal's settings (`stty -a`):
 /// waiting for it waits for both.
 const SETTINGS_END: &str = "end of terminal settings";
 
+/// A script for the pane: lathe with `args`, then its exit status and the terminal's modes, then
+/// an idle wait so the pane stays open to be read.
 fn pane_script(setup: &Setup, server: &MockServer, args: &[&str]) -> PathBuf {
     let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
     let args: Vec<String> = args.iter().map(|a| quote(a)).collect();

@@ -139,6 +139,14 @@ impl Tool for EditFile {
         let mut plan = plan;
         let trimmed = super::edit_hint::copied_tail(&decoded.text, &plan.old, &plan.new).map(|cut| {
             plan.new.truncate(cut);
+            // The copy started on a new line: that line break belonged to it unless old_string
+            // ends with one too.
+            if !plan.old.ends_with('\n') && plan.new.ends_with('\n') {
+                plan.new.pop();
+                if plan.new.ends_with('\r') {
+                    plan.new.pop();
+                }
+            }
             "new_string ended with a copy of the lines that follow old_string; they were kept once, not \
              duplicated."
         });
@@ -168,21 +176,28 @@ impl Tool for EditFile {
         } else {
             decoded.text.replacen(&plan.old, &plan.new, 1)
         };
-        if self.strict
-            && let Some((from, to)) = super::edit_hint::renamed(&plan.old, &plan.new)
-            && ctx.files.is_leftover(&path, to)
+        let undone = if self.strict { ctx.files.undone_rename(&path, &plan.old, &plan.new) } else { None };
+        let still_used = undone.map(|name| (super::edit_hint::lines_using(&decoded.text, &name), name));
+        if let Some((uses, name)) = still_used
+            && !uses.is_empty()
         {
-            let uses = super::edit_hint::lines_using(&decoded.text, to);
+            let renamed_to =
+                super::edit_hint::renamed(&plan.old, &plan.new).map_or("the new name", |(from, _)| from);
             let shown_uses: Vec<String> =
                 uses.iter().take(5).map(|(n, line)| format!("  line {n}: {line}")).collect();
             return Err(ToolError::Failed(format!(
-                "edit_file: {shown} was left unchanged: this edit would undo your rename of `{to}` to \
-                 `{from}`. Finish the rename instead: `{to}` is still used in {shown}:\n{}\nChange those \
-                 lines to use `{from}`.",
+                "edit_file: {shown} was left unchanged: this edit would undo your rename of `{name}` to \
+                 `{renamed_to}`. Finish the rename instead: `{name}` is still used in {shown}:\n{}\nChange \
+                 those lines to use `{renamed_to}`.",
                 shown_uses.join("\n")
             )));
         }
-        let broken = crate::syntax::broken_by_edit(&path, &decoded.text, &new_text);
+        // Where the replacement starts: the text before it is unchanged.
+        let edited_at = decoded.text.find(&plan.old).unwrap_or(0);
+        let (checked, before, after) = (path.clone(), decoded.text.clone(), new_text.clone());
+        let broken =
+            blocking(ctx, move || crate::syntax::broken_by_edit(&checked, &before, &after, edited_at))
+                .await?;
         if let (Some((language, error)), true) = (&broken, self.strict) {
             return Err(ToolError::Failed(format!(
                 "edit_file: {shown} was left unchanged: after this edit it would not parse as {} ({error}). \
@@ -224,6 +239,7 @@ impl Tool for EditFile {
                 path: path.clone(),
                 shown: shown.clone(),
                 name: name.to_string(),
+                edit: (plan.old.clone(), plan.new.clone()),
             });
         }
         Ok(ToolOutput::text(text))

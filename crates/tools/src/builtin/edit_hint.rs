@@ -77,7 +77,7 @@ pub(crate) fn leftover_names<'a>(old: &'a str, new: &str, after: &str) -> Vec<&'
     let brought: Vec<&str> = new_names.iter().copied().filter(|name| !old_names.contains(name)).collect();
     old_names
         .into_iter()
-        .filter(|name| !new_names.contains(name))
+        .filter(|name| !new_names.contains(name) && !NEVER_RENAMED.contains(name))
         // A rename: `new` is `old` with this name replaced by one the edit brings.
         .filter(|name| brought.iter().any(|to| replace_word(old, name, to) == new))
         .filter(|name| !lines_using(after, name).is_empty())
@@ -96,6 +96,19 @@ pub(crate) fn renamed<'a>(old: &'a str, new: &'a str) -> Option<(&'a str, &'a st
         _ => None,
     }
 }
+
+/// Keywords, literals and built-in type names of common languages: changing `True` to `False` or
+/// `int` to `float` on one line is not a rename, whatever else still uses them.
+#[rustfmt::skip]
+const NEVER_RENAMED: &[&str] = &[
+    "True", "False", "None", "true", "false", "null", "nil", "undefined", "self", "Self", "this", "and",
+    "or", "not", "in", "is", "if", "else", "elif", "return", "def", "class", "import", "from", "as",
+    "for", "while", "with", "pass", "break", "continue", "lambda", "async", "await", "let", "const",
+    "var", "fn", "pub", "mut", "int", "str", "float", "bool", "bytes", "list", "dict", "set", "tuple",
+    "print", "u8", "u16", "u32", "u64", "usize", "i8", "i16", "i32", "i64", "isize", "f32", "f64",
+    "String", "Vec", "Option", "Some", "Ok", "Err", "string", "number", "boolean", "void", "double",
+    "char", "long",
+];
 
 /// `text` with every whole-word occurrence of `name` replaced by `to`.
 fn replace_word(text: &str, name: &str, to: &str) -> String {
@@ -175,7 +188,8 @@ pub(crate) fn duplicated_insertion(text: &str, old: &str, new: &str) -> Option<S
 /// the same: an `old_string` that adds code at the end of the file.
 pub(crate) fn unique_last_line(text: &str) -> Option<&str> {
     let last = text.lines().rev().find(|line| !line.trim().is_empty())?;
-    (text.lines().filter(|line| *line == last).count() == 1).then_some(last)
+    // edit_file matches substrings: the line must occur once as one.
+    (text.matches(last).count() == 1).then_some(last)
 }
 
 /// Where the copy begins, when `new` ends with the very lines that follow `old` in `text` (the

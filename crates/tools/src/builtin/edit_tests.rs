@@ -320,3 +320,45 @@ async fn the_strict_edit_file_refuses_to_undo_an_unfinished_rename_and_points_to
     ws.ok("edit_file", undo).await;
     assert_eq!(ws.bytes("app.py"), app.as_bytes());
 }
+
+#[tokio::test]
+async fn a_one_word_change_of_a_literal_is_no_rename_and_a_finished_rename_may_be_undone() {
+    let ws = Workspace::new().with_tool(std::sync::Arc::new(super::EditFile::strict()));
+    ws.put("config.py", "DEBUG = True\nVERBOSE = False\nCACHE = True\n");
+    read(&ws, "config.py").await;
+    let out = edit(&ws, "config.py", "DEBUG = True", "DEBUG = False").await;
+    assert!(!out.contains("still occurs"), "{out}");
+    edit(&ws, "config.py", "VERBOSE = False", "VERBOSE = True").await;
+    ws.put("app.py", "from settings import TIMEOUT\n\n\ndef wait_time():\n    return TIMEOUT * 2\n");
+    read(&ws, "app.py").await;
+    edit(&ws, "app.py", "from settings import TIMEOUT", "from settings import TIMEOUT_SECONDS").await;
+    edit(&ws, "app.py", "    return TIMEOUT * 2", "    return TIMEOUT_SECONDS * 2").await;
+    // Nothing uses TIMEOUT any more: undoing the first edit is the model's choice to make.
+    edit(&ws, "app.py", "from settings import TIMEOUT_SECONDS", "from settings import TIMEOUT").await;
+}
+
+#[tokio::test]
+async fn the_end_of_file_hint_is_only_given_when_the_last_line_occurs_once_as_text() {
+    let ws = Workspace::new();
+    let original = "def add(a, b):\n    \"\"\"Return a plus b.\"\"\"\n    if a:\n        return a + b\n    return a + b\n";
+    ws.put("m.py", original);
+    read(&ws, "m.py").await;
+    let err = ws
+        .fails(
+            "edit_file",
+            json!({"path": "m.py", "old_string": "        return a + b", "new_string": "    if a:\n        return a + b"}),
+        )
+        .await;
+    assert!(err.contains("would duplicate them"), "{err}");
+    assert!(!err.contains("its last line"), "`    return a + b` is also part of line 4: {err}");
+    // A new_string that only adds a copy of the next line changes nothing once the copy is kept
+    // once: refused, not turned into an added blank line.
+    let err = ws
+        .fails(
+            "edit_file",
+            json!({"path": "m.py", "old_string": "    if a:", "new_string": "    if a:\n        return a + b"}),
+        )
+        .await;
+    assert!(err.contains("without the copy of the lines that follow it, new_string is old_string"), "{err}");
+    assert_eq!(ws.bytes("m.py"), original.as_bytes());
+}
