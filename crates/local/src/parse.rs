@@ -25,6 +25,9 @@ const CLOSE: &str = "</tool_call>";
 const NAME_KEY: &str = "{\"name\": ";
 const ARGS_KEY: &str = ", \"arguments\": ";
 const ANSWER_KEY: &str = "{\"answer\": \"";
+/// The `answer` arguments that open with the model's scratch work, then the answer.
+const THOUGHT_KEY: &str = "{\"thought\": ";
+const NEXT_ANSWER_KEY: &str = ", \"answer\": \"";
 
 /// Why generation stopped, as the engine saw it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -187,7 +190,7 @@ impl OutputParser {
         };
         let args = &self.buffer[args_start..args_end];
         if progress.answer {
-            let decoded = args.strip_prefix(ANSWER_KEY).map(decode_string_prefix).unwrap_or_default();
+            let decoded = answer_body(args).map(decode_string_prefix).unwrap_or_default();
             if decoded.len() > progress.args_emitted {
                 events.push(ModelEvent::TextDelta { text: decoded[progress.args_emitted..].to_string() });
                 progress.args_emitted = decoded.len();
@@ -214,6 +217,17 @@ impl OutputParser {
         }
         newline
     }
+}
+
+/// The body of the `answer` string (after its opening quote) in the arguments of an `answer` call
+/// as far as they have arrived: `{"answer": "…` or, after the model's `thought` (not shown),
+/// `{"thought": "…", "answer": "…`. `None` until the answer string has started.
+fn answer_body(args: &str) -> Option<&str> {
+    if let Some(rest) = args.strip_prefix(THOUGHT_KEY) {
+        let (_, used) = json_string_at(rest)?;
+        return rest[used..].strip_prefix(NEXT_ANSWER_KEY);
+    }
+    args.strip_prefix(ANSWER_KEY)
 }
 
 /// Parses the complete JSON string at the start of `text`: `(value, bytes consumed)`.

@@ -80,6 +80,17 @@ fn final_answer_calls_become_plain_text() {
 }
 
 #[test]
+fn the_thought_before_an_answer_is_not_shown() {
+    let output = "<tool_call>\n{\"name\": \"answer\", \"arguments\": {\"thought\": \"Line 8 is the last: \\\"8\\\", minus the header.\", \"answer\": \"7 rows.\"}}\n</tool_call>";
+    for step in [1, 3, 1000] {
+        let events = run(AnswerMode::FinalAnswerTool, true, output, step, GenerationEnd::EndOfTurn);
+        let message = fold(&events);
+        assert_eq!(message.text(), "7 rows.", "step {step}: {events:?}");
+        assert_eq!(message.stop, StopReason::EndTurn);
+    }
+}
+
+#[test]
 fn a_call_cut_by_the_token_limit_is_incomplete() {
     let output =
         "<tool_call>\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"x\", \"content\": \"abc";
