@@ -131,7 +131,7 @@ impl FileTracker {
                 continue;
             }
             lines.push(format!("`{}` is still used in {}:", leftover.name, leftover.shown));
-            lines.extend(uses.iter().take(5).map(|(number, line)| format!("  line {number}: {line}")));
+            lines.push(crate::builtin::edit_hint::listed_lines(&uses));
         }
         (!lines.is_empty()).then(|| lines.join("\n"))
     }

@@ -183,13 +183,11 @@ impl Tool for EditFile {
         {
             let renamed_to =
                 super::edit_hint::renamed(&plan.old, &plan.new).map_or("the new name", |(from, _)| from);
-            let shown_uses: Vec<String> =
-                uses.iter().take(5).map(|(n, line)| format!("  line {n}: {line}")).collect();
             return Err(ToolError::Failed(format!(
                 "edit_file: {shown} was left unchanged: this edit would undo your rename of `{name}` to \
                  `{renamed_to}`. Finish the rename instead: `{name}` is still used in {shown}:\n{}\nChange \
                  those lines to use `{renamed_to}`.",
-                shown_uses.join("\n")
+                super::edit_hint::listed_lines(&uses)
             )));
         }
         // Where the replacement starts: the text before it is unchanged.

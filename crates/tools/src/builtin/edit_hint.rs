@@ -130,18 +130,21 @@ pub(crate) fn leftover_note(leftovers: &[&str], after: &str) -> Option<String> {
         .iter()
         .map(|name| {
             let lines = lines_using(after, name);
-            let shown: Vec<String> = lines
-                .iter()
-                .take(MAX_LEFTOVER_LINES)
-                .map(|(n, line)| format!("  line {n}: {line}"))
-                .collect();
             let more = lines.len().saturating_sub(MAX_LEFTOVER_LINES);
             let more = if more > 0 { format!("\n  … and {more} more lines") } else { String::new() };
-            format!("`{name}` still occurs in the file:\n{}{more}", shown.join("\n"))
+            format!("`{name}` still occurs in the file:\n{}{more}", listed_lines(&lines))
         })
         .collect();
     (!notes.is_empty())
         .then(|| format!("{}\nIf this edit renames it, change those lines too.", notes.join("\n")))
+}
+
+/// The first [`MAX_LEFTOVER_LINES`] of `lines` (from [`lines_using`]), one `  line <n>: <text>`
+/// per line.
+pub(crate) fn listed_lines(lines: &[(usize, String)]) -> String {
+    let shown: Vec<String> =
+        lines.iter().take(MAX_LEFTOVER_LINES).map(|(n, line)| format!("  line {n}: {line}")).collect();
+    shown.join("\n")
 }
 
 /// The lines of `text` that use `name` as a whole word: (1-based line number, the line cut to 160

@@ -7,7 +7,7 @@
 //! interrupt always returns promptly.
 
 pub mod edit;
-mod edit_hint;
+pub(crate) mod edit_hint;
 pub mod glob;
 pub mod grep;
 pub mod list_dir;
