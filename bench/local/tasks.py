@@ -97,7 +97,8 @@ TASKS = [
                                      "    return int(year), int(month), int(day)\n",
                   "util/format.py": "def show(value):\n    return str(value)\n"},
         "prompt": "Which file defines the function parse_date?",
-        "check": answer_has(r"util/helpers\.py|helpers\.py"),
+        # The defining file, and not the file that imports it or the other module.
+        "check": answer_has(r"util/helpers\.py|helpers\.py", r"(?s)^(?!.*\bapp\.py)(?!.*format\.py)"),
         "changes": [],
     },
     {
@@ -137,7 +138,8 @@ TASKS = [
         "name": "read_line",
         "files": {"notes.txt": "Ship the 0.2 release on Friday\nAsk Sam about the flaky test\nBook the room for Monday\n"},
         "prompt": "What is the second line of notes.txt?",
-        "check": answer_has(r"Ask Sam about the flaky test"),
+        # The line asked for, and not the others (an answer quoting the whole file is wrong).
+        "check": answer_has(r"Ask Sam about the flaky test", r"(?s)^(?!.*Ship the 0\.2)(?!.*Book the room)"),
         "changes": [],
     },
     {
