@@ -328,6 +328,7 @@ impl Engine<'_> {
             Times { prompt_eval_ms, generation_ms, first_token_ms, sampling_ms: samplers.sampling_ms },
             samplers.fallbacks,
         );
+        tracing::debug!(text = parser.text(), "local response text");
         tracing::info!(
             prompt_tokens = stats.prompt_tokens,
             reused_tokens = stats.reused_tokens,
