@@ -57,6 +57,29 @@ for it.";
 const THOUGHT: &str = "Before the reply: the lines of the tool results that hold the answer, each with its line \
 number, and any counting or reasoning done step by step.";
 
+/// A worked example of answering a question from a file, appended to the system prompt of a
+/// request whose user message is a question ([`with_question_example`]); the answer's thought
+/// is then also made to start by citing a line (`grammar::Shape::cite_line`). Measured together
+/// on `bench/local/tasks.py`'s three questions over 9 workspace directories, the 1.5B answered 15
+/// of 27 right, against 8 of 21 over 7 directories without them: the second line of a file 6 of 9
+/// (0 of 7), a CSV's data rows 8 of 9 (2 of 7), but the file defining a function 1 of 9 (6 of 7;
+/// it names the file that imports it). Change tasks get neither, so their prompt is unchanged.
+pub const QUESTION_EXAMPLE: &str = "\nExample. User: Which port does server.py listen on?\n<tool_call>\n\
+{\"name\": \"read_file\", \"arguments\": {\"path\": \"server.py\"}}\n</tool_call>\n\
+Result:      1\timport http.server\n     2\tHOST = \"0.0.0.0\"\n     3\tPORT = 8080\n<tool_call>\n\
+{\"name\": \"answer\", \"arguments\": {\"thought\": \"Line 3 is: PORT = 8080\", \"answer\": \
+\"server.py listens on port 8080 (PORT = 8080).\"}}\n</tool_call>\n";
+
+/// `request` with [`QUESTION_EXAMPLE`] at the end of its first system block (the static core);
+/// a request without system blocks is returned as is (Qwen's default prompt has no examples).
+pub fn with_question_example(request: &ModelRequest) -> ModelRequest {
+    let mut request = request.clone();
+    if let Some(core) = request.system.first_mut() {
+        core.text.push_str(QUESTION_EXAMPLE);
+    }
+    request
+}
+
 /// The tool the model can call to answer: `{"thought": string, "answer": string}`; only
 /// `answer` reaches the user.
 pub fn final_answer_spec() -> ToolSpec {

@@ -158,3 +158,26 @@ fn restating_the_task_ends_every_turn_of_results_with_the_users_latest_message()
     let shorter = shorter.strip_suffix(ASSISTANT_START).unwrap();
     assert!(restated.starts_with(shorter));
 }
+
+#[test]
+fn the_question_example_shows_calls_as_the_model_writes_them_after_the_core() {
+    let read = render_call("read_file", &json!({"path": "server.py"}));
+    let answer = render_call(
+        FINAL_ANSWER_TOOL,
+        &json!({"thought": "Line 3 is: PORT = 8080", "answer": "server.py listens on port 8080 (PORT = 8080)."}),
+    );
+    assert!(QUESTION_EXAMPLE.contains(&format!("\n{read}\nResult:")), "{QUESTION_EXAMPLE}");
+    assert!(QUESTION_EXAMPLE.ends_with(&format!("\n{answer}\n")), "{QUESTION_EXAMPLE}");
+    // The thought names the line of the result that holds the answer, by its number.
+    assert!(QUESTION_EXAMPLE.contains("     3\tPORT = 8080\n"));
+
+    let mut base = request(vec![]);
+    base.system.push(SystemBlock { text: "# Environment".into(), cache_breakpoint: false });
+    let asked = with_question_example(&base);
+    assert_eq!(asked.system[0].text, format!("You are Lathe.{QUESTION_EXAMPLE}"));
+    assert_eq!(asked.system[1].text, "# Environment");
+    assert_eq!(asked.messages, base.messages);
+    // Without a system prompt (Qwen's default) nothing is added.
+    let bare = ModelRequest { system: vec![], ..request(vec![]) };
+    assert!(with_question_example(&bare).system.is_empty());
+}

@@ -166,6 +166,10 @@ pub struct LocalConfig {
     /// A user message that is a question (ends with `?`, names no change) gets no file-changing
     /// tool: a small model otherwise edits files to make its answer true. Default on.
     pub questions_read_only: bool,
+    /// A question's system prompt ends with a worked example of answering from a file
+    /// ([`crate::chatml::QUESTION_EXAMPLE`]), and its answer's thought starts by citing a line
+    /// of the tool results ([`crate::grammar::Shape::cite_line`]). Default on.
+    pub question_example: bool,
     /// Offer tools with their required parameters only ([`crate::chatml::lean_tools`]):
     /// a shorter prompt, and no optional parameter filled with a wrong guess. Default on.
     pub lean_schemas: bool,
@@ -207,6 +211,7 @@ impl Default for LocalConfig {
             act_first: true,
             lean_schemas: true,
             questions_read_only: true,
+            question_example: true,
             edit_grammar: true,
             restate_task: false,
             prompt_cache: true,

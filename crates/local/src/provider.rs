@@ -206,6 +206,7 @@ impl Provider for LocalProvider {
     }
 
     fn stream(&self, request: &ModelRequest, cancel: CancellationToken) -> ModelStream {
+        let question = asks_a_question(request);
         let lean;
         let request = if self.config.lean_schemas {
             lean = ModelRequest { tools: crate::chatml::lean_tools(&request.tools), ..request.clone() };
@@ -213,10 +214,19 @@ impl Provider for LocalProvider {
         } else {
             request
         };
+        // The system turn then differs between a question and a change: a session that switches
+        // re-evaluates its history once (the disk prompt cache keeps both system turns).
+        let example;
+        let request = if self.config.question_example && question {
+            example = chatml::with_question_example(request);
+            &example
+        } else {
+            request
+        };
         let mode = self.config.answer_mode;
         let mut tools = chatml::offered_tools(request, mode);
         let mut grammar_mode = effective_mode(mode, request);
-        if self.config.questions_read_only && asks_a_question(request) {
+        if self.config.questions_read_only && question {
             // A small model asked "which file defines f?" renames a function in some file so
             // that its answer is true; a question gets no file-changing tool.
             tools.retain(|tool| !FILE_CHANGING_TOOLS.contains(&tool.name.as_str()));
@@ -232,7 +242,8 @@ impl Provider for LocalProvider {
         let (events, receiver) = mpsc::unbounded_channel();
         let job = Job {
             prompt: chatml::render_prompt_with(request, mode, self.config.restate_task),
-            grammar: self.grammar(request, &tools, grammar_mode),
+            // A question's answer starts its thought by citing the line that holds the answer.
+            grammar: self.grammar(request, &tools, grammar_mode, question && self.config.question_example),
             mode: grammar_mode,
             sampling: Sampling {
                 // A different (still reproducible) random stream for every request.
@@ -256,12 +267,14 @@ impl Provider for LocalProvider {
 impl LocalProvider {
     /// The grammar of `request`: the tools' schemas, at most
     /// [`LocalConfig::max_calls_per_response`] calls, and (with [`LocalConfig::edit_grammar`])
-    /// `edit_file` limited to edits that apply to the files read so far.
+    /// `edit_file` limited to edits that apply to the files read so far; with `cite_line`, the
+    /// answer's thought starts by citing a line ([`grammar::Shape::cite_line`]).
     fn grammar(
         &self,
         request: &ModelRequest,
         tools: &[lathe_protocol::ToolSpec],
         mode: AnswerMode,
+        cite_line: bool,
     ) -> Option<String> {
         let edits = self.config.edit_grammar && tools.iter().any(|tool| tool.name == grammar::EDIT_TOOL);
         let targets = edits.then(|| {
@@ -271,6 +284,7 @@ impl LocalProvider {
         let shape = grammar::Shape {
             max_calls: self.config.max_calls_per_response,
             edit_targets: targets.as_deref(),
+            cite_line,
         };
         grammar::build_shaped_grammar(tools, mode, shape)
     }

@@ -181,3 +181,26 @@ fn tool_required_mode_allows_only_calls() {
     assert_eq!(rule(&grammar, "root"), "calls");
     assert!(!grammar.contains("\"answer\"") && !grammar.lines().any(|line| line.starts_with("text ::=")));
 }
+
+#[test]
+fn a_cited_answer_starts_its_thought_with_a_line_number() {
+    let tools = vec![
+        tool(
+            "shell",
+            json!({"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}),
+        ),
+        final_answer_spec(),
+    ];
+    let shape = Shape { cite_line: true, ..Shape::default() };
+    let grammar = build_shaped_grammar(&tools, AnswerMode::FinalAnswerTool, shape).unwrap();
+    assert_closed(&grammar);
+    assert!(rule(&grammar, "final").contains("cited-answer-args"), "{grammar}");
+    assert_eq!(
+        rule(&grammar, "cited-answer-args"),
+        r#""{\"thought\": \"Line " [1-9] [0-9]{0,3} ": " char* "\", \"answer\": " string "}""#
+    );
+    // Other tools keep their schema's rule; without cite_line the answer does too.
+    assert!(rule(&grammar, "call").contains("t0-shell"), "{grammar}");
+    let plain = build_grammar(&tools, AnswerMode::FinalAnswerTool).unwrap();
+    assert!(!plain.contains("cited-answer-args"), "{plain}");
+}

@@ -38,6 +38,26 @@ pub struct Shape<'a> {
     /// The files the model has read, for edits that always apply ([`edit`]); `None` leaves
     /// `edit_file` to its schema, `Some(&[])` (nothing read yet) leaves it out of the grammar.
     pub edit_targets: Option<&'a [EditTarget]>,
+    /// The `answer` call's `thought` starts by citing a line of the tool results:
+    /// `{"thought": "Line N: …", "answer": "…"}` ([`CITED_THOUGHT_START`]).
+    pub cite_line: bool,
+}
+
+/// How a cited `thought` starts; a line number (1–9999) and `": "` follow.
+pub const CITED_THOUGHT_START: &str = "Line ";
+
+/// The `answer` tool's arguments with a cited thought: `{"thought": "Line N: …", "answer": "…"}`.
+fn cited_answer_rule(builder: &mut schema::Builder) -> String {
+    let string = builder.primitive("string");
+    let char = builder.primitive("char");
+    let body = format!(
+        "{} [1-9] [0-9]{{0,3}} {} {char}* {} {string} {}",
+        literal(&format!("{{\"thought\": \"{CITED_THOUGHT_START}")),
+        literal(": "),
+        literal("\", \"answer\": "),
+        literal("}")
+    );
+    builder.named("cited-answer-args", &body)
 }
 
 /// The name of the tool whose arguments [`Shape::edit_targets`] constrains.
@@ -68,6 +88,9 @@ pub fn build_shaped_grammar(tools: &[ToolSpec], mode: AnswerMode, shape: Shape<'
                 // Nothing read that could be edited: the model reads first.
                 None => continue,
             },
+            Some(_) | None if shape.cite_line && tool.name == FINAL_ANSWER_TOOL => {
+                cited_answer_rule(&mut builder)
+            }
             Some(_) | None => builder.schema_rule(&tool.input_schema, &tool.input_schema, &prefix, 0),
         };
         let head = literal(&format!("{}, \"arguments\": ", crate::pyjson::to_string(&tool.name)));
