@@ -60,14 +60,16 @@ number, and any counting or reasoning done step by step.";
 /// A worked example of answering a question from a file, appended to the system prompt of a
 /// request whose user message is a question ([`with_question_example`]); the answer's thought
 /// is then also made to start by citing a line (`grammar::Shape::cite_line`). Measured together
-/// on `bench/local/tasks.py`'s three questions over 9 workspace directories, the 1.5B answered 15
-/// of 27 right, against 8 of 21 over 7 directories without them: the second line of a file 6 of 9
-/// (0 of 7), a CSV's data rows 8 of 9 (2 of 7), but the file defining a function 1 of 9 (6 of 7;
-/// it names the file that imports it). Change tasks get neither, so their prompt is unchanged.
+/// on `bench/local/tasks.py`'s three questions over 9 workspace directories (with the example's
+/// thought worded `Line 3 is: …`), the 1.5B answered 15 of 27 right, against 8 of 21 over 7
+/// directories without them: the second line of a file 6 of 9 (0 of 7), a CSV's data rows 8 of 9
+/// (2 of 7), but the file defining a function 1 of 9 (6 of 7; it names the file that imports it).
+/// Worded as the grammar writes it (`Line 3: …`), 5 of 6 in the bench's two directories (the
+/// defining file 2 of 2). Change tasks get neither, so their prompt is unchanged.
 pub const QUESTION_EXAMPLE: &str = "\nExample. User: Which port does server.py listen on?\n<tool_call>\n\
 {\"name\": \"read_file\", \"arguments\": {\"path\": \"server.py\"}}\n</tool_call>\n\
 Result:      1\timport http.server\n     2\tHOST = \"0.0.0.0\"\n     3\tPORT = 8080\n<tool_call>\n\
-{\"name\": \"answer\", \"arguments\": {\"thought\": \"Line 3 is: PORT = 8080\", \"answer\": \
+{\"name\": \"answer\", \"arguments\": {\"thought\": \"Line 3: PORT = 8080\", \"answer\": \
 \"server.py listens on port 8080 (PORT = 8080).\"}}\n</tool_call>\n";
 
 /// `request` with [`QUESTION_EXAMPLE`] at the end of its first system block (the static core);

@@ -164,7 +164,7 @@ fn the_question_example_shows_calls_as_the_model_writes_them_after_the_core() {
     let read = render_call("read_file", &json!({"path": "server.py"}));
     let answer = render_call(
         FINAL_ANSWER_TOOL,
-        &json!({"thought": "Line 3 is: PORT = 8080", "answer": "server.py listens on port 8080 (PORT = 8080)."}),
+        &json!({"thought": "Line 3: PORT = 8080", "answer": "server.py listens on port 8080 (PORT = 8080)."}),
     );
     assert!(QUESTION_EXAMPLE.contains(&format!("\n{read}\nResult:")), "{QUESTION_EXAMPLE}");
     assert!(QUESTION_EXAMPLE.ends_with(&format!("\n{answer}\n")), "{QUESTION_EXAMPLE}");

@@ -168,7 +168,9 @@ pub struct LocalConfig {
     pub questions_read_only: bool,
     /// A question's system prompt ends with a worked example of answering from a file
     /// ([`crate::chatml::QUESTION_EXAMPLE`]), and its answer's thought starts by citing a line
-    /// of the tool results ([`crate::grammar::Shape::cite_line`]). Default on.
+    /// of the tool results ([`crate::grammar::Shape::cite_line`]). The system turn of a question
+    /// then differs from a change's: in a session that switches between the two, the request
+    /// after a switch evaluates its whole prompt again. Default on.
     pub question_example: bool,
     /// Offer tools with their required parameters only ([`crate::chatml::lean_tools`]):
     /// a shorter prompt, and no optional parameter filled with a wrong guess. Default on.
@@ -181,7 +183,8 @@ pub struct LocalConfig {
     /// `grammar::edit`). Default on.
     pub edit_grammar: bool,
     /// Keep the KV state of the system turn (the core prompt and the tools block, ~1 200 tokens,
-    /// identical in every run) on disk, so a new process loads it instead of evaluating it again
+    /// identical in every run of a change, and in every run of a question) on disk, so a new
+    /// process loads it instead of evaluating it again
     /// (the 1.5B's system turn is 1 197 tokens, 15 s on 2 cores). Default on. Files take tens of MB
     /// each (34 MB for the 1.5B's system turn, 28 KiB per token); at most 8 are kept.
     pub prompt_cache: bool,

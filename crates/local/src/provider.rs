@@ -132,11 +132,32 @@ impl LocalProvider {
 
     /// Renders the prompt `stream` would evaluate for `request` (for inspection and tests).
     pub fn render(&self, request: &ModelRequest) -> String {
+        let (request, _) = self.prepare(request);
+        chatml::render_prompt_with(&request, self.config.answer_mode, self.config.restate_task)
+    }
+
+    /// `request` as the model sees it — tools with their required parameters only
+    /// ([`LocalConfig::lean_schemas`]) and, for a question answered through the `answer` tool,
+    /// the worked example ([`LocalConfig::question_example`]) — and whether that question
+    /// treatment applies (the answer's thought then starts by citing a line). It depends only on
+    /// the request's last user message, not on the calls made since, so the system turn stays the
+    /// same for every request of a user turn; it changes when a session switches between a
+    /// question and a change, and the next request then evaluates its whole prompt again.
+    fn prepare(&self, request: &ModelRequest) -> (ModelRequest, bool) {
+        let mut prepared = request.clone();
         if self.config.lean_schemas {
-            let lean = ModelRequest { tools: chatml::lean_tools(&request.tools), ..request.clone() };
-            return chatml::render_prompt_with(&lean, self.config.answer_mode, self.config.restate_task);
+            prepared.tools = chatml::lean_tools(&request.tools);
         }
-        chatml::render_prompt_with(request, self.config.answer_mode, self.config.restate_task)
+        let answers_through_tool =
+            matches!(self.config.answer_mode, AnswerMode::FinalAnswerTool | AnswerMode::Auto);
+        let question = self.config.question_example
+            && answers_through_tool
+            && !request.tools.is_empty()
+            && asks_a_question(request);
+        if question {
+            prepared = chatml::with_question_example(&prepared);
+        }
+        (prepared, question)
     }
 
     /// Low-level: streams the continuation of an already rendered `prompt` (ChatML text ending
@@ -206,27 +227,12 @@ impl Provider for LocalProvider {
     }
 
     fn stream(&self, request: &ModelRequest, cancel: CancellationToken) -> ModelStream {
-        let question = asks_a_question(request);
-        let lean;
-        let request = if self.config.lean_schemas {
-            lean = ModelRequest { tools: crate::chatml::lean_tools(&request.tools), ..request.clone() };
-            &lean
-        } else {
-            request
-        };
-        // The system turn then differs between a question and a change: a session that switches
-        // re-evaluates its history once (the disk prompt cache keeps both system turns).
-        let example;
-        let request = if self.config.question_example && question {
-            example = chatml::with_question_example(request);
-            &example
-        } else {
-            request
-        };
+        let (prepared, cite_line) = self.prepare(request);
+        let request = &prepared;
         let mode = self.config.answer_mode;
         let mut tools = chatml::offered_tools(request, mode);
         let mut grammar_mode = effective_mode(mode, request);
-        if self.config.questions_read_only && question {
+        if self.config.questions_read_only && asks_a_question(request) {
             // A small model asked "which file defines f?" renames a function in some file so
             // that its answer is true; a question gets no file-changing tool.
             tools.retain(|tool| !FILE_CHANGING_TOOLS.contains(&tool.name.as_str()));
@@ -243,7 +249,7 @@ impl Provider for LocalProvider {
         let job = Job {
             prompt: chatml::render_prompt_with(request, mode, self.config.restate_task),
             // A question's answer starts its thought by citing the line that holds the answer.
-            grammar: self.grammar(request, &tools, grammar_mode, question && self.config.question_example),
+            grammar: self.grammar(request, &tools, grammar_mode, cite_line),
             mode: grammar_mode,
             sampling: Sampling {
                 // A different (still reproducible) random stream for every request.

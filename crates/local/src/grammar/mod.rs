@@ -17,7 +17,8 @@
 //! `anyOf`, nullable types); anything else falls back to a generic JSON value. In text mode, the
 //! text may not start with `<`, `{`, `[` or a backtick, so JSON the model means as a call cannot
 //! slip out as text. With [`Shape::edit_targets`], `edit_file` arguments are limited to edits
-//! that apply to the files the model has read ([`edit`]).
+//! that apply to the files the model has read ([`edit`]); with [`Shape::cite_line`], the `answer`
+//! call's thought starts by citing a line of the tool results.
 
 mod edit;
 mod schema;
@@ -49,9 +50,9 @@ pub const CITED_THOUGHT_START: &str = "Line ";
 /// The `answer` tool's arguments with a cited thought: `{"thought": "Line N: …", "answer": "…"}`.
 fn cited_answer_rule(builder: &mut schema::Builder) -> String {
     let string = builder.primitive("string");
-    let char = builder.primitive("char");
+    let character = builder.primitive("char");
     let body = format!(
-        "{} [1-9] [0-9]{{0,3}} {} {char}* {} {string} {}",
+        "{} [1-9] [0-9]{{0,3}} {} {character}* {} {string} {}",
         literal(&format!("{{\"thought\": \"{CITED_THOUGHT_START}")),
         literal(": "),
         literal("\", \"answer\": "),
@@ -88,7 +89,10 @@ pub fn build_shaped_grammar(tools: &[ToolSpec], mode: AnswerMode, shape: Shape<'
                 // Nothing read that could be edited: the model reads first.
                 None => continue,
             },
-            Some(_) | None if shape.cite_line && tool.name == FINAL_ANSWER_TOOL => {
+            // Only Lathe's own answer tool (in ToolRequired mode an `answer` is a client's tool).
+            Some(_) | None
+                if shape.cite_line && tool.name == FINAL_ANSWER_TOOL && mode != AnswerMode::ToolRequired =>
+            {
                 cited_answer_rule(&mut builder)
             }
             Some(_) | None => builder.schema_rule(&tool.input_schema, &tool.input_schema, &prefix, 0),

@@ -136,7 +136,8 @@ async fn the_second_request_evaluates_only_the_tokens_added_since_the_first() {
     assert_eq!(provider.last_prompt_eval_tokens(), two.prompt_eval_tokens);
 
     // A new conversation in the same session reuses the static system turn.
-    let fresh = vec![LedgerItem::User(UserMessage::text("What does src/ contain?"))];
+    // (Not a question: a question's system turn ends with a worked example.)
+    let fresh = vec![LedgerItem::User(UserMessage::text("List what src/ contains."))];
     let _ = run(&provider, &request(workspace.path(), fresh)).await;
     let three = provider.stats();
     let system_tokens = one.prompt_tokens - 12; // the first prompt minus its short user turn
