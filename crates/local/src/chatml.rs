@@ -58,7 +58,7 @@ const THOUGHT: &str = "Before the reply: the lines of the tool results that hold
 number, and any counting or reasoning done step by step.";
 
 /// A worked example of answering a question from a file, appended to the system prompt of a
-/// request whose user message is a question ([`with_question_example`]); the answer's thought
+/// request whose user message is a question ([`add_question_example`]); the answer's thought
 /// is then also made to start by citing a line (`grammar::Shape::cite_line`). Measured together
 /// on `bench/local/tasks.py`'s three questions over 9 workspace directories (with the example's
 /// thought worded `Line 3 is: …`), the 1.5B answered 15 of 27 right, against 8 of 21 over 7
@@ -72,14 +72,12 @@ Result:      1\timport http.server\n     2\tHOST = \"0.0.0.0\"\n     3\tPORT = 8
 {\"name\": \"answer\", \"arguments\": {\"thought\": \"Line 3: PORT = 8080\", \"answer\": \
 \"server.py listens on port 8080 (PORT = 8080).\"}}\n</tool_call>\n";
 
-/// `request` with [`QUESTION_EXAMPLE`] at the end of its first system block (the static core);
-/// a request without system blocks is returned as is (Qwen's default prompt has no examples).
-pub fn with_question_example(request: &ModelRequest) -> ModelRequest {
-    let mut request = request.clone();
+/// Appends [`QUESTION_EXAMPLE`] to the first system block of `request` (the static core); a
+/// request without system blocks is left as is (Qwen's default prompt has no examples).
+pub fn add_question_example(request: &mut ModelRequest) {
     if let Some(core) = request.system.first_mut() {
         core.text.push_str(QUESTION_EXAMPLE);
     }
-    request
 }
 
 /// The tool the model can call to answer: `{"thought": string, "answer": string}`; only

@@ -173,11 +173,13 @@ fn the_question_example_shows_calls_as_the_model_writes_them_after_the_core() {
 
     let mut base = request(vec![]);
     base.system.push(SystemBlock { text: "# Environment".into(), cache_breakpoint: false });
-    let asked = with_question_example(&base);
+    let mut asked = base.clone();
+    add_question_example(&mut asked);
     assert_eq!(asked.system[0].text, format!("You are Lathe.{QUESTION_EXAMPLE}"));
     assert_eq!(asked.system[1].text, "# Environment");
     assert_eq!(asked.messages, base.messages);
     // Without a system prompt (Qwen's default) nothing is added.
-    let bare = ModelRequest { system: vec![], ..request(vec![]) };
-    assert!(with_question_example(&bare).system.is_empty());
+    let mut bare = ModelRequest { system: vec![], ..request(vec![]) };
+    add_question_example(&mut bare);
+    assert!(bare.system.is_empty());
 }

@@ -155,7 +155,7 @@ impl LocalProvider {
             && !request.tools.is_empty()
             && asks_a_question(request);
         if question {
-            prepared = chatml::with_question_example(&prepared);
+            chatml::add_question_example(&mut prepared);
         }
         (prepared, question)
     }

@@ -15,6 +15,17 @@ pub(crate) fn builtin_tools() -> Vec<ToolSpec> {
     serde_json::from_str(include_str!("../../tests/fixtures/builtin_tools.json")).unwrap()
 }
 
+/// A `shell` tool and the local provider's `answer` tool.
+fn shell_and_answer() -> Vec<ToolSpec> {
+    vec![
+        tool(
+            "shell",
+            json!({"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}),
+        ),
+        final_answer_spec(),
+    ]
+}
+
 fn rule<'a>(grammar: &'a str, name: &str) -> &'a str {
     let prefix = format!("{name} ::= ");
     grammar
@@ -104,13 +115,7 @@ fn text_mode_allows_calls_or_text_that_cannot_start_like_json() {
 
 #[test]
 fn final_answer_mode_forces_a_call_every_turn() {
-    let tools = vec![
-        tool(
-            "shell",
-            json!({"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}),
-        ),
-        final_answer_spec(),
-    ];
+    let tools = shell_and_answer();
     let grammar = build_grammar(&tools, AnswerMode::FinalAnswerTool).unwrap();
     assert_closed(&grammar);
     assert_eq!(rule(&grammar, "root"), "final | calls");
@@ -184,13 +189,7 @@ fn tool_required_mode_allows_only_calls() {
 
 #[test]
 fn a_cited_answer_starts_its_thought_with_a_line_number() {
-    let tools = vec![
-        tool(
-            "shell",
-            json!({"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}),
-        ),
-        final_answer_spec(),
-    ];
+    let tools = shell_and_answer();
     let shape = Shape { cite_line: true, ..Shape::default() };
     let grammar = build_shaped_grammar(&tools, AnswerMode::FinalAnswerTool, shape).unwrap();
     assert_closed(&grammar);
