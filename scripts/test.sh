@@ -2,11 +2,12 @@
 # Runs every test of Lathe (CI runs exactly this through .ci/run):
 #   1. installs the build dependencies (cmake and libclang-dev for the local model, bubblewrap, tmux, …)
 #      when missing, and the MCP servers the MCP tests run against (npm, into .test-deps/);
-#   2. builds the workspace with every feature, the local model included;
-#   3. fetches the pinned local model with Lathe's own fetcher (hash-checked; a no-op when cached);
-#   4. runs the whole test suite, then fmt and clippy.
-# The conformance and replay tests read ../shared/{cassettes,replay} beside the repository
-# (override with LATHE_CASSETTES / LATHE_REPLAY_DIR).
+#   2. fetches every package of Cargo.lock, for every platform (the MSRV test reads them all);
+#   3. builds the workspace with every feature, the local model included;
+#   4. fetches the pinned local model with Lathe's own fetcher (hash-checked; a no-op when cached);
+#   5. runs the whole test suite, then fmt and clippy.
+# Each step says what it does and how long it took. The conformance and replay tests read
+# ../shared/{cassettes,replay} beside the repository (override with LATHE_CASSETTES / LATHE_REPLAY_DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,9 +16,22 @@ cd "$(dirname "$0")/.."
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-line-tables-only}"
 
-scripts/install-build-deps.sh
-cargo test --workspace --all-features --no-run
-"${CARGO_TARGET_DIR:-target}/debug/lathe" model fetch 0.5b >/dev/null
-cargo test --workspace --all-features
-cargo fmt --all -- --check
-cargo clippy --workspace --all-targets --all-features -- -D warnings
+started=$SECONDS
+# step DESCRIPTION COMMAND...: runs COMMAND, then prints how long it took (and the total so far).
+step() {
+  local what="$1" at=$SECONDS
+  shift
+  echo "test.sh: $what …" >&2
+  "$@"
+  echo "test.sh: $what: done in $((SECONDS - at)) s ($((SECONDS - started)) s in all)" >&2
+}
+
+step "installing missing build and test dependencies" scripts/install-build-deps.sh
+step "fetching the crates of Cargo.lock (every platform)" cargo fetch --locked
+step "building the workspace and its tests (all features; about 15 min on 2 cores the first time)" \
+  cargo test --workspace --all-features --no-run
+fetch_model() { "${CARGO_TARGET_DIR:-target}/debug/lathe" model fetch 0.5b >/dev/null; }
+step "fetching the local model (0.5b; a no-op when cached)" fetch_model
+step "running the tests" cargo test --workspace --all-features
+step "checking formatting" cargo fmt --all -- --check
+step "running clippy" cargo clippy --workspace --all-targets --all-features -- -D warnings

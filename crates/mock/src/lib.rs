@@ -76,6 +76,7 @@
 #![warn(missing_docs)]
 
 mod cassette;
+pub mod fixture;
 mod log;
 mod replay;
 mod reply;

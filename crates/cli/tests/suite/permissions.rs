@@ -18,12 +18,19 @@ struct Project {
 }
 
 fn project() -> Project {
-    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");
+    let tmp = lathe_mock::fixture::outside_tempdir(env!("CARGO_TARGET_TMPDIR"));
     let base = tmp.path().canonicalize().expect("canonical");
     let (home, lathe_home, ws, out) =
         (base.join("home"), base.join("lathe"), base.join("ws"), base.join("outside"));
     for dir in [&home, &lathe_home, &ws, &out] {
         std::fs::create_dir_all(dir).expect("dir");
+    }
+    for outside in [&home, &out] {
+        assert!(
+            !lathe_mock::fixture::inside_a_temp_dir(outside) && !outside.starts_with(&ws),
+            "the outside fixture {} lies inside an allowed root",
+            outside.display()
+        );
     }
     std::fs::write(lathe_home.join("config.toml"), "[retry]\nmax_retries = 0\n").expect("config");
     std::fs::write(ws.join("notes.txt"), "keep me\n").expect("notes");

@@ -242,11 +242,12 @@ async fn headless_default_mode_denies_edits_and_says_so() {
 #[tokio::test]
 async fn accept_edits_covers_only_the_workspace() {
     // Not under the temp dir, which file tools may write too.
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");
+    let dir = lathe_mock::fixture::outside_tempdir(env!("CARGO_TARGET_TMPDIR"));
     let workspace = dir.path().join("ws");
     std::fs::create_dir_all(&workspace).expect("ws");
     std::os::unix::fs::symlink(dir.path(), workspace.join("out")).expect("symlink");
     let outside = dir.path().join("outside.txt");
+    assert!(!lathe_mock::fixture::inside_a_temp_dir(&outside), "{} is inside a temp dir", outside.display());
     let run = run_script(
         json!([
             {"tool_calls": [
