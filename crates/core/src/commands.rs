@@ -26,6 +26,7 @@ use serde_json::json;
 use crate::definitions::{Scope, search_dirs};
 use crate::frontmatter::{FrontmatterError, NameList, read_body, read_head};
 use crate::skills::SkillSet;
+use crate::tool_scope::ToolList;
 
 /// Largest file an `@path` include adds, in bytes; a larger one is cut with a note.
 pub const MAX_INCLUDE_BYTES: usize = 64 * 1024;
@@ -202,9 +203,18 @@ pub async fn expand(input: &str, ctx: &ExpandContext) -> Option<Result<Expansion
     };
     let mut warnings = Vec::new();
     let text = substitute_arguments(&body, arguments);
-    let shell_allowed = allowed_tools.is_empty()
-        || allowed_tools.iter().any(|name| crate::subagent::lathe_tool_name(name) == Some("shell"));
-    let text = run_bang_commands(&text, ctx, shell_allowed, &mut warnings).await;
+    // `allowed-tools`, when given, bind `` !`cmd` `` too, scopes included (`Bash(git status:*)`).
+    const NO_SHELL: NoShell = ("this session has no shell tool", "no shell tool");
+    const LEFT_OUT: NoShell = ("the command's allowed-tools leave out Bash", "allowed-tools leave out Bash");
+    let shell = match &ctx.shell {
+        None => Err(NO_SHELL),
+        Some(shell) if allowed_tools.is_empty() => Ok(shell.clone()),
+        Some(shell) => {
+            let owner = format!("the allowed-tools of /{name}");
+            ToolList::parse(&allowed_tools, &owner, &ctx.workspace).grant(shell.clone()).ok_or(LEFT_OUT)
+        }
+    };
+    let text = run_bang_commands(&text, ctx, shell, &mut warnings).await;
     let text = include_files(&text, ctx, &mut warnings);
     Some(Ok(Expansion { name: name.to_string(), text, model, allowed_tools, warnings }))
 }
@@ -272,12 +282,16 @@ fn split_words(text: &str) -> Vec<String> {
     words
 }
 
-/// Replaces each `` !`cmd` `` with the output of `cmd`, when the command's `allowed-tools` (if
-/// any) include the shell and the permission policy lets it run without asking.
+/// Why `` !`cmd` `` cannot run at all: the warning's words and the short form left in the prompt.
+type NoShell = (&'static str, &'static str);
+
+/// Replaces each `` !`cmd` `` with the output of `cmd` run by `shell` (the session's shell, scoped
+/// by the command's `allowed-tools` when it has any; `Err` says why there is none), when the
+/// permission policy lets it run without asking.
 async fn run_bang_commands(
     text: &str,
     ctx: &ExpandContext,
-    shell_allowed: bool,
+    shell: Result<Arc<dyn DynTool>, NoShell>,
     warnings: &mut Vec<String>,
 ) -> String {
     let mut out = String::with_capacity(text.len());
@@ -287,11 +301,12 @@ async fn run_bang_commands(
         let Some(end) = after.find('`') else { break };
         out.push_str(&rest[..at]);
         let command = &after[..end];
-        if shell_allowed {
-            out.push_str(&bang_output(command, ctx, warnings).await);
-        } else {
-            warnings.push(format!("!`{command}` not run: the command's allowed-tools leave out Bash"));
-            out.push_str(&format!("[!`{command}` not run: allowed-tools leave out Bash]"));
+        match &shell {
+            Ok(shell) => out.push_str(&bang_output(command, shell.as_ref(), ctx, warnings).await),
+            Err((why, short)) => {
+                warnings.push(format!("!`{command}` not run: {why}"));
+                out.push_str(&format!("[!`{command}` not run: {short}]"));
+            }
         }
         rest = &after[end + 1..];
     }
@@ -299,11 +314,12 @@ async fn run_bang_commands(
     out
 }
 
-async fn bang_output(command: &str, ctx: &ExpandContext, warnings: &mut Vec<String>) -> String {
-    let Some(shell) = &ctx.shell else {
-        warnings.push(format!("!`{command}` not run: this session has no shell tool"));
-        return format!("[!`{command}` not run: no shell tool]");
-    };
+async fn bang_output(
+    command: &str,
+    shell: &dyn DynTool,
+    ctx: &ExpandContext,
+    warnings: &mut Vec<String>,
+) -> String {
     let args = json!({ "command": command });
     let decision = match shell.access(&args, &ctx.tool_ctx) {
         Ok(access) => ctx.policy.decide(shell.name(), &access).headless(),

@@ -184,9 +184,11 @@ impl Executor<'_> {
                     let status = match error {
                         ToolError::Cancelled | ToolError::TimedOut(_) => ToolStatus::Interrupted,
                         ToolError::InvalidArguments { .. } | ToolError::Failed(_) => ToolStatus::Failed,
+                        ToolError::Refused(_) => ToolStatus::Denied,
                     };
                     let text = match &error {
                         ToolError::Cancelled => "interrupted: the user cancelled this call".to_string(),
+                        ToolError::Refused(reason) => format!("error: {reason}"),
                         ToolError::InvalidArguments { .. }
                         | ToolError::Failed(_)
                         | ToolError::TimedOut(_) => error.to_string(),
@@ -307,6 +309,10 @@ impl Executor<'_> {
         receipt.summary = tool.summary(&call.arguments);
         let access = match tool.access(&call.arguments, self.ctx) {
             Ok(access) => access,
+            Err(ToolError::Refused(reason)) => {
+                receipt.decision = format!("deny ({reason})");
+                return Err((format!("error: {reason}"), ToolStatus::Denied));
+            }
             Err(error) => {
                 receipt.decision = "not run: invalid arguments".into();
                 return Err((format!("error: {error}"), ToolStatus::Failed));

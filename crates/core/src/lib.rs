@@ -31,6 +31,7 @@ pub mod skills;
 mod snapshot;
 pub mod subagent;
 pub mod text_calls;
+pub mod tool_scope;
 
 pub use agent::{Agent, AgentSettings};
 pub use context::ContextSettings;

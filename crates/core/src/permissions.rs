@@ -38,7 +38,9 @@ pub fn permissions(
     session_id: &str,
 ) -> Permissions {
     let home = std::env::var_os("HOME").map(PathBuf::from).filter(|home| home.is_absolute());
-    let files = settings_files(home.as_deref(), lathe_home, workspace);
+    // The same user directory hooks are read from: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
+    let claude_dir = Some(crate::hooks::claude_home()).filter(|dir| dir.is_absolute());
+    let files = settings_files(claude_dir.as_deref(), home.as_deref(), lathe_home, workspace);
     let loaded = settings::load(&files, home.as_deref());
     let warnings = loaded.problems.clone();
     // `--yolo` drops the sandbox too (as Codex's does), unless the user configured one.

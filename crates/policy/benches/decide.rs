@@ -46,7 +46,7 @@ fn main() {
         r#"{"permissions": {"allow": ["Bash(pytest *)", "Bash(go test *)"]}}"#,
     )
     .unwrap();
-    let files = settings_files(Some(&home), &home.join(".lathe"), &ws);
+    let files = settings_files(Some(&home.join(".claude")), Some(&home), &home.join(".lathe"), &ws);
     let policy = Policy::new(PolicyConfig {
         mode: PermissionMode::Default,
         workspace: ws.clone(),

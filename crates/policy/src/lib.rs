@@ -28,6 +28,7 @@ pub mod env;
 pub mod path;
 pub mod rules;
 pub mod sandbox;
+pub mod scope;
 pub mod settings;
 pub mod shell;
 

@@ -1,7 +1,7 @@
 //! Permission settings files, read as users already have them for Claude Code, plus Lathe's own.
 //!
 //! Files, in order (arrays merge; a deny anywhere beats an allow anywhere, see [`crate::Policy`]):
-//! `~/.claude/settings.json`, `~/.lathe/settings.json` (`$LATHE_HOME/settings.json`),
+//! `~/.claude/settings.json` (`$CLAUDE_CONFIG_DIR/settings.json` when set), `~/.lathe/settings.json` (`$LATHE_HOME/settings.json`),
 //! `<project>/.claude/settings.json`, `<project>/.claude/settings.local.json`,
 //! `<project>/.lathe/settings.json`, `<project>/.lathe/settings.local.json`.
 //!
@@ -28,24 +28,38 @@ pub struct SettingsFile {
     pub path: PathBuf,
     /// What `/path` rules in it are relative to (the project, or the home directory for user files).
     pub root: PathBuf,
+    /// What `path` and `./path` rules in it are relative to: the working directory, in every file
+    /// (Claude Code's rule).
+    pub cwd: PathBuf,
 }
 
-/// The six settings files of `project`, user files first. `home` is the user's home directory,
-/// `lathe_home` Lathe's (`~/.lathe` or `$LATHE_HOME`).
-pub fn settings_files(home: Option<&Path>, lathe_home: &Path, project: &Path) -> Vec<SettingsFile> {
+/// The six settings files of `project` (the working directory), user files first. `claude_dir` is
+/// Claude Code's user directory (`$CLAUDE_CONFIG_DIR`, else `~/.claude`; `None` when neither is
+/// known), `home` the user's home directory, `lathe_home` Lathe's (`~/.lathe` or `$LATHE_HOME`).
+pub fn settings_files(
+    claude_dir: Option<&Path>,
+    home: Option<&Path>,
+    lathe_home: &Path,
+    project: &Path,
+) -> Vec<SettingsFile> {
     let mut files = Vec::with_capacity(6);
     let home_root = home.map(Path::to_path_buf).unwrap_or_else(|| project.to_path_buf());
-    if let Some(home) = home {
-        files.push(SettingsFile { path: home.join(".claude/settings.json"), root: home_root.clone() });
+    let file = |path: PathBuf, root: &Path| SettingsFile {
+        path,
+        root: root.to_path_buf(),
+        cwd: project.to_path_buf(),
+    };
+    if let Some(claude_dir) = claude_dir {
+        files.push(file(claude_dir.join("settings.json"), &home_root));
     }
-    files.push(SettingsFile { path: lathe_home.join("settings.json"), root: home_root });
+    files.push(file(lathe_home.join("settings.json"), &home_root));
     for name in [
         ".claude/settings.json",
         ".claude/settings.local.json",
         ".lathe/settings.json",
         ".lathe/settings.local.json",
     ] {
-        files.push(SettingsFile { path: project.join(name), root: project.to_path_buf() });
+        files.push(file(project.join(name), project));
     }
     files
 }
@@ -94,7 +108,7 @@ pub fn load(files: &[SettingsFile], home: Option<&Path>) -> Loaded {
                 continue;
             }
         };
-        let anchors = Anchors { root: &file.root, home };
+        let anchors = Anchors { root: &file.root, cwd: &file.cwd, home };
         let source = file.path.display().to_string();
         let Some(permissions) = value.get("permissions") else { continue };
         let Some(permissions) = permissions.as_object() else {

@@ -33,6 +33,9 @@ pub struct ToolContext {
     /// The id of the tool call being run (empty outside a call); tools that report progress of
     /// their own (a sub-agent) tag it with this id.
     pub call_id: String,
+    /// The session's permission policy, when there is one: the search tools' walks leave out what
+    /// its deny rules forbid reading ([`lathe_policy::Policy::read_denied`]).
+    pub policy: Option<Arc<lathe_policy::Policy>>,
 }
 
 /// The environment policy of `shell`: secrets are removed from what commands inherit.
@@ -64,6 +67,7 @@ impl ToolContext {
             shell_env: ShellEnv::default(),
             sandbox: None,
             call_id: String::new(),
+            policy: None,
         }
     }
 

@@ -86,6 +86,11 @@ pub enum ToolError {
     /// the fix ("edit_file: old_string occurs 3 times in src/lib.rs (lines 10, 42, 77); ...").
     #[error("{0}")]
     Failed(String),
+    /// A scope refused the call before it ran: a skill's `allowed-tools`, an agent's or a
+    /// command's scoped tool list (`Bash(git diff *)`). The message names the scope and its owner;
+    /// the call is recorded as denied.
+    #[error("{0}")]
+    Refused(String),
     /// The session's cancellation token fired; any process the tool started has been killed.
     #[error("interrupted")]
     Cancelled,

@@ -14,6 +14,7 @@ mod mcp;
 mod msrv;
 mod permissions;
 mod replay;
+mod scopes;
 mod sessions;
 pub mod support;
 mod tmux;

@@ -163,6 +163,7 @@ impl SessionBuilder {
         ctx.spill_dir = home.join("tool-results");
         ctx.sandbox = permissions.sandbox;
         ctx.shell_env = permissions.shell_env;
+        ctx.policy = Some(permissions.policy.clone());
         if let Some(timeout) = config.shell_timeout_ms {
             ctx.shell_default_timeout_ms = timeout;
         }

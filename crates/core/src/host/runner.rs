@@ -19,6 +19,7 @@ use crate::context::CompactOutcome;
 use crate::skills::SkillSet;
 use crate::skills::gate::ToolGate;
 use crate::subagent::select_tools;
+use crate::tool_scope::ToolList;
 
 /// Whether the session goes on after an op.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -214,7 +215,9 @@ impl Runner {
             Some(_) | None => false,
         };
         let saved = (!expansion.allowed_tools.is_empty()).then(|| {
-            let (tools, notes) = select_tools(self.agent.tools(), &expansion.allowed_tools, true);
+            let owner = format!("the allowed-tools of /{}", expansion.name);
+            let list = ToolList::parse(&expansion.allowed_tools, &owner, &self.config.workspace);
+            let (tools, notes) = select_tools(self.agent.tools(), &list, true);
             for note in notes {
                 self.warn(format!("/{} allowed-tools: {note}", expansion.name));
             }

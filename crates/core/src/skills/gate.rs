@@ -1,8 +1,10 @@
 //! A skill's `allowed-tools` while the model works with it: once the `skill` tool has returned a skill
 //! that names `allowed-tools`, the session's other tools outside that list refuse to run until the
-//! user turn ends (the session host clears the gate then). Tools are refused before any permission
-//! prompt; the tool list sent to the model stays the same, so the prompt cache holds.
+//! user turn ends (the session host clears the gate then); a scoped entry (`Bash(git status:*)`)
+//! lets only the calls it matches run ([`crate::tool_scope`]). Tools are refused before any permission
+//! prompt, recorded as denied; the tool list sent to the model stays the same, so the prompt cache holds.
 
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
@@ -10,7 +12,7 @@ use lathe_protocol::ToolSpec;
 use lathe_tools::{Access, DynTool, Effect, ToolContext, ToolError, ToolOutput, ToolRegistry};
 use serde_json::Value;
 
-use crate::subagent::lathe_tool_name;
+use crate::tool_scope::ToolList;
 
 /// The `allowed-tools` of the skill in force, if any.
 #[derive(Debug, Default)]
@@ -22,7 +24,7 @@ pub struct ToolGate {
 struct Active {
     skill: String,
     written: Vec<String>,
-    allowed: Vec<&'static str>,
+    list: ToolList,
 }
 
 impl ToolGate {
@@ -30,14 +32,18 @@ impl ToolGate {
         self.active.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Puts the skill `skill` with `allowed_tools` (Claude's or Lathe's names) in force; an empty
-    /// list leaves the gate as it is.
-    pub fn activate(&self, skill: &str, allowed_tools: &[String]) {
+    /// Puts the skill `skill` with `allowed_tools` (Claude's or Lathe's names, optionally scoped:
+    /// `Bash(git status:*)`) in force; an empty list leaves the gate as it is. Path scopes are
+    /// relative to `workspace`. Returns the notes on entries left out.
+    pub fn activate(&self, skill: &str, allowed_tools: &[String], workspace: &Path) -> Vec<String> {
         if allowed_tools.is_empty() {
-            return;
+            return Vec::new();
         }
-        let allowed = allowed_tools.iter().filter_map(|name| lathe_tool_name(name)).collect();
-        *self.lock() = Some(Active { skill: skill.to_string(), written: allowed_tools.to_vec(), allowed });
+        let owner = format!("the allowed-tools of the skill `{skill}`");
+        let list = ToolList::parse(allowed_tools, &owner, workspace);
+        let notes = list.notes.clone();
+        *self.lock() = Some(Active { skill: skill.to_string(), written: allowed_tools.to_vec(), list });
+        notes
     }
 
     /// Lifts the restriction (at the end of a user turn).
@@ -45,18 +51,25 @@ impl ToolGate {
         *self.lock() = None;
     }
 
-    /// Why `tool` may not run now, if it may not.
-    pub fn refusal(&self, tool: &str) -> Option<String> {
+    /// Why `tool` may not run now, if it may not: not in the list at all, or (with `access`, what
+    /// the call touches) outside its scope.
+    pub fn refusal(&self, tool: &str, access: Option<&Access>) -> Option<String> {
         let active = self.lock();
         let active = active.as_ref()?;
-        (!active.allowed.contains(&tool)).then(|| {
-            format!(
+        let Some(scope) = active.list.scope(tool) else {
+            return Some(format!(
                 "{tool} is not in the allowed-tools of the skill `{}` ({}), which holds until this turn ends; \
                  not run",
                 active.skill,
                 active.written.join(", ")
-            )
-        })
+            ));
+        };
+        let outside = scope.check(tool, access?).err()?;
+        Some(format!(
+            "{outside} in the allowed-tools of the skill `{}` ({}), which holds until this turn ends; not run",
+            active.skill,
+            active.written.join(", ")
+        ))
     }
 
     /// `tools` with every tool but `skill` behind this gate.
@@ -97,18 +110,23 @@ impl DynTool for GatedTool {
         self.inner.summary(args)
     }
 
-    /// Refuses (before any permission decision) while the gate leaves the tool out.
+    /// Refuses (before any permission decision) while the gate leaves the tool, or this call of
+    /// it, out.
     fn access(&self, args: &Value, ctx: &ToolContext) -> Result<Access, ToolError> {
-        match self.gate.refusal(self.inner.name()) {
-            Some(reason) => Err(ToolError::Failed(reason)),
-            None => self.inner.access(args, ctx),
+        if let Some(reason) = self.gate.refusal(self.inner.name(), None) {
+            return Err(ToolError::Refused(reason));
+        }
+        let access = self.inner.access(args, ctx)?;
+        match self.gate.refusal(self.inner.name(), Some(&access)) {
+            Some(reason) => Err(ToolError::Refused(reason)),
+            None => Ok(access),
         }
     }
 
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        match self.gate.refusal(self.inner.name()) {
-            Some(reason) => Box::pin(async move { Err(ToolError::Failed(reason)) }),
-            None => self.inner.call(args, ctx),
+        match self.access(&args, ctx) {
+            Err(error) => Box::pin(async move { Err(error) }),
+            Ok(_) => self.inner.call(args, ctx),
         }
     }
 }

@@ -50,7 +50,7 @@ impl SkillTool {
         self
     }
 
-    fn run(&self, args: &Value) -> Result<ToolOutput, ToolError> {
+    fn run(&self, args: &Value, workspace: &std::path::Path) -> Result<ToolOutput, ToolError> {
         let name = args.get("name").and_then(Value::as_str).unwrap_or_default();
         let Some(skill) = self.skills.get(name) else {
             let names: Vec<&str> = self.skills.all().iter().map(|skill| skill.name.as_str()).collect();
@@ -60,9 +60,10 @@ impl SkillTool {
             )));
         };
         let body = skill.body().map_err(|error| ToolError::Failed(format!("skill: {error}")))?;
-        if let Some(gate) = &self.gate {
-            gate.activate(&skill.name, &skill.allowed_tools);
-        }
+        let notes = match &self.gate {
+            Some(gate) => gate.activate(&skill.name, &skill.allowed_tools, workspace),
+            None => Vec::new(),
+        };
         let arguments = args.get("args").and_then(Value::as_str).unwrap_or_default();
         let body = crate::commands::substitute_arguments(&body, arguments);
         let mut text =
@@ -72,6 +73,9 @@ impl SkillTool {
                 "\nWhile you work on this skill, until the user's next message, only these tools run: {}\n",
                 skill.allowed_tools.join(", ")
             ));
+        }
+        for note in notes {
+            text.push_str(&format!("(allowed-tools: {note})\n"));
         }
         let files = skill.other_files(MAX_LISTED_FILES);
         if !files.is_empty() {
@@ -115,14 +119,10 @@ impl DynTool for SkillTool {
         Ok(Access::Undeclared { read_only: true })
     }
 
-    fn call<'a>(
-        &'a self,
-        args: Value,
-        _ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             validate_args("skill", &self.schema, &args)?;
-            self.run(&args)
+            self.run(&args, &ctx.workspace)
         })
     }
 }

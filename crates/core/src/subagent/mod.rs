@@ -20,6 +20,7 @@ use serde::Deserialize;
 
 use crate::definitions::{Scope, search_dirs, valid_name};
 use crate::frontmatter::{FrontmatterError, NameList, read_body, read_head};
+use crate::tool_scope::ToolList;
 
 /// The name of the tool that starts sub-agents; never offered to a sub-agent (depth 1).
 pub const TASK_TOOL: &str = "task";
@@ -98,8 +99,9 @@ impl AgentDef {
     }
 
     /// The agent's tools taken from `parent` (never wider than the parent's, never `task`), and a
-    /// note for each named tool that is unknown or that the parent does not have.
-    pub fn tool_set(&self, parent: &ToolRegistry) -> (ToolRegistry, Vec<String>) {
+    /// note for each named tool that is unknown or that the parent does not have. Scoped entries
+    /// (`Bash(git diff *)`) bind ([`crate::tool_scope`]); their paths are relative to `workspace`.
+    pub fn tool_set(&self, parent: &ToolRegistry, workspace: &Path) -> (ToolRegistry, Vec<String>) {
         let mut tools = ToolRegistry::empty();
         match &self.tools {
             ToolChoice::ReadOnly | ToolChoice::Inherit => {
@@ -111,36 +113,31 @@ impl AgentDef {
                     }
                 }
             }
-            ToolChoice::Named(names) => return select_tools(parent, names, false),
+            ToolChoice::Named(names) => {
+                let owner = match &self.file {
+                    Some(file) => format!("the agent `{}` ({})", self.name, file.display()),
+                    None => format!("the agent `{}`", self.name),
+                };
+                return select_tools(parent, &ToolList::parse(names, &owner, workspace), false);
+            }
         }
         (tools, Vec::new())
     }
 }
 
-/// The tools of `parent` named in `names` (Claude's or Lathe's names; never wider than the
-/// parent's; `task` only when `allow_task`), and a note for each name left out.
-pub fn select_tools(
-    parent: &ToolRegistry,
-    names: &[String],
-    allow_task: bool,
-) -> (ToolRegistry, Vec<String>) {
+/// The tools of `parent` that `list` grants (never wider than the parent's; `task` only when
+/// `allow_task`; scoped grants wrapped so their scope binds), and a note for each name left out.
+pub fn select_tools(parent: &ToolRegistry, list: &ToolList, allow_task: bool) -> (ToolRegistry, Vec<String>) {
     let mut tools = ToolRegistry::empty();
-    let mut notes = Vec::new();
-    for written in names {
-        let Some(name) = lathe_tool_name(written) else {
-            notes.push(format!("tool `{written}` is unknown; left out"));
-            continue;
-        };
+    let mut notes = list.notes.clone();
+    for name in list.names() {
         if name == TASK_TOOL && !allow_task {
             notes.push("sub-agents cannot start sub-agents; `task` left out".into());
             continue;
         }
-        if tools.get(name).is_some() {
-            continue;
-        }
-        match parent.get(name) {
+        match parent.get(name).and_then(|tool| list.grant(tool)) {
             Some(tool) => tools.register(tool),
-            None => notes.push(format!("tool `{written}` is not available; left out")),
+            None => notes.push(format!("tool `{name}` is not available; left out")),
         }
     }
     (tools, notes)

@@ -162,7 +162,7 @@ impl TaskTool {
         let id = format!("{kind}-{}", uuid::Uuid::now_v7().simple());
         let forward =
             Forwarder { parent_call_id: ctx.call_id.clone(), agent_id: id.clone(), kind: kind.clone() };
-        let (tools, notes) = def.tool_set(&parent.tools);
+        let (tools, notes) = def.tool_set(&parent.tools, &ctx.workspace);
         for note in notes {
             forward.send(&parent.events, AgentEvent::Warning { message: format!("{kind}: {note}") });
         }

@@ -59,7 +59,7 @@ fn settings(mode: PermissionMode) -> AgentSettings {
 
 /// The session's policy as the CLI builds it: the six settings files of `ws` (home = `home`).
 fn policy(ws: &Path, home: &Path, mode: PermissionMode) -> Arc<Policy> {
-    let files = settings_files(Some(home), &home.join(".lathe"), ws);
+    let files = settings_files(Some(&home.join(".claude")), Some(home), &home.join(".lathe"), ws);
     let loaded = load(&files, Some(home));
     assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
     Arc::new(Policy::new(PolicyConfig {
@@ -130,7 +130,7 @@ fn shell(id: &str, command: &str) -> Value {
 }
 
 fn dirs() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
-    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");
+    let tmp = lathe_mock::fixture::outside_tempdir(env!("CARGO_TARGET_TMPDIR"));
     let base = tmp.path().canonicalize().expect("canonical");
     let (ws, home) = (base.join("ws"), base.join("home"));
     std::fs::create_dir_all(&ws).expect("ws");

@@ -12,6 +12,32 @@ use crate::settings::too_broad;
 use crate::shell::{self, Class, Places, SimpleCommand};
 
 impl Ctx<'_> {
+    /// A deny on the first path a simple command names that a deny `Read(…)` rule covers
+    /// (`cat config/prod.key` under `Read(config/prod.key)`): what the rule forbids the file tools
+    /// is not read through the shell either, where the command line names it.
+    fn denied_read(&self, commands: &[SimpleCommand], places: &Places<'_>) -> Option<Decision> {
+        for cmd in commands {
+            for word in cmd.args() {
+                let Some(path) = places.path_of(word, &cmd.cwd) else { continue };
+                let real = crate::path::real_path(&path);
+                let paths = [path.as_path(), real.as_path()];
+                if let Some(rule) =
+                    self.rules.find(RuleKind::Deny, |rule| rule.matches_path(self.tool, false, &paths))
+                {
+                    return Some(Decision::deny(
+                        rule.to_string(),
+                        format!(
+                            "`{}` reads {}, which is denied by the {rule}",
+                            cmd.rule_text(),
+                            path.display()
+                        ),
+                    ));
+                }
+            }
+        }
+        None
+    }
+
     pub(super) fn command(&self, command: &str, cwd: &Path) -> Decision {
         let parsed = shell::parse(command);
         for cmd in &parsed.commands {
@@ -47,6 +73,9 @@ impl Ctx<'_> {
         let home = self.policy.guard.home.as_deref();
         let start = crate::path::real_path(cwd);
         let places = Places { start: &start, home, writable: &self.policy.writable };
+        if let Some(decision) = self.denied_read(&parsed.commands, &places) {
+            return decision;
+        }
         let mut destructive = Vec::new();
         let mut needs = Vec::new();
         let mut suggestions: Vec<String> = Vec::new();

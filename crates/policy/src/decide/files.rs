@@ -151,9 +151,7 @@ impl Ctx<'_> {
     }
 
     pub(super) fn fetch(&self, url: &str) -> Decision {
-        let host = url.split("://").nth(1).unwrap_or(url).split(['/', '?', '#']).next().unwrap_or("");
-        let host =
-            host.rsplit('@').next().unwrap_or(host).split(':').next().unwrap_or(host).to_ascii_lowercase();
+        let host = url_host(url);
         if let Some(rule) = self.rules.find(RuleKind::Deny, |rule| rule.matches_domain(&host)) {
             return Decision::deny(rule.to_string(), format!("fetching from {host} is denied by the {rule}"));
         }
@@ -195,4 +193,10 @@ impl Ctx<'_> {
         }
         decision
     }
+}
+
+/// The host of `url`, lower-cased, without user info and port (`https://u@Docs.rs:443/x` → `docs.rs`).
+pub(crate) fn url_host(url: &str) -> String {
+    let host = url.split("://").nth(1).unwrap_or(url).split(['/', '?', '#']).next().unwrap_or("");
+    host.rsplit('@').next().unwrap_or(host).split(':').next().unwrap_or(host).to_ascii_lowercase()
 }

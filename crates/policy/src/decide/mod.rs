@@ -27,6 +27,7 @@ mod files;
 use crate::sandbox::SandboxMode;
 use crate::settings::{Loaded, Poison};
 use crate::{Access, PermissionMode};
+pub(crate) use files::url_host;
 
 /// The `by` of a decision that asks because the sandbox is unavailable.
 const SANDBOX_FALLBACK: &str = "sandbox fallback";
@@ -219,7 +220,11 @@ impl Policy {
     /// Adds allow rules approved with "always" for the rest of the session.
     pub fn add_allow_rules(&self, rules: &[String], source: &str) -> Vec<String> {
         let mut problems = Vec::new();
-        let anchors = crate::rules::Anchors { root: &self.guard.workspace, home: self.guard.home.as_deref() };
+        let anchors = crate::rules::Anchors {
+            root: &self.guard.workspace,
+            cwd: &self.guard.workspace,
+            home: self.guard.home.as_deref(),
+        };
         let Ok(mut set) = self.rules.write() else { return problems };
         for text in rules {
             match Rule::parse(text, RuleKind::Allow, source, anchors) {
@@ -228,6 +233,19 @@ impl Policy {
             }
         }
         problems
+    }
+
+    /// The deny rule that forbids `tool` to read `path` (as given and as its real path), if one
+    /// does: what a search tool's walk leaves out, so that a denied file's lines never show
+    /// (`Read(config/prod.key)` hides that file from `grep`, `glob` and `list_dir`).
+    pub fn read_denied(&self, tool: &str, path: &Path) -> Option<String> {
+        let rules = match self.rules.read() {
+            Ok(rules) => rules,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let real = crate::path::real_path(path);
+        let paths = [path, real.as_path()];
+        rules.find(RuleKind::Deny, |rule| rule.matches_path(tool, false, &paths)).map(Rule::to_string)
     }
 
     /// Decides one call of `tool` that touches `access`.

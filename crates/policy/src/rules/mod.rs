@@ -9,7 +9,7 @@
 //! | `Bash(git diff *)` | `git diff` and `git diff …` (word boundary), not `git diffx` |
 //! | `Bash(git diff*)` | anything starting with `git diff` |
 //! | `Bash(npm test:*)` | the legacy prefix form, like `Bash(npm test *)` |
-//! | `Read(./src/**)`, `Edit(/docs/*.md)`, `Read(//etc/hosts)`, `Read(~/.ssh/**)`, `Read(.env)` | gitignore-style paths: `//` absolute, `~/` home, `/` the settings file's project, a bare name at any depth |
+//! | `Read(./src/**)`, `Edit(/docs/*.md)`, `Read(//etc/hosts)`, `Read(~/.ssh/**)`, `Read(.env)` | gitignore-style paths: `//` absolute, `~/` home, `/` the settings file's project (home for user files), `./path` and `dir/path` the working directory (in every file, user files too), a bare name at any depth |
 //! | `WebFetch(domain:example.com)` | fetches from that host |
 //!
 //! Claude's tool names map onto Lathe's (`Bash`→`shell`, `Read`→`read_file`, `Edit`→`edit_file`,
@@ -154,12 +154,16 @@ pub enum RuleError {
     Name(String),
 }
 
-/// The directories path patterns are relative to.
+/// The directories path patterns are relative to (Claude Code's rule, in every settings file:
+/// <https://docs.anthropic.com/en/docs/claude-code/iam#read-%26-edit>).
 #[derive(Debug, Clone, Copy)]
 pub struct Anchors<'a> {
-    /// What `/path` and `./path` are relative to: the settings file's project (the home directory
-    /// for user settings).
+    /// What `/path` is relative to: the settings file's project (the home directory for user
+    /// settings).
     pub root: &'a Path,
+    /// What `path` and `./path` are relative to: the working directory, whichever file the rule
+    /// is in.
+    pub cwd: &'a Path,
     /// What `~/` means.
     pub home: Option<&'a Path>,
 }
@@ -302,10 +306,12 @@ fn path_globs(pattern: &str, anchors: Anchors<'_>) -> Result<Vec<GlobMatcher>, R
             Some(home) => format!("{}/{rest}", escape(home)),
             None => return Err(RuleError::Glob(format!("{pattern}: no home directory"))),
         }
-    } else if let Some(rest) = body.strip_prefix("./").or_else(|| body.strip_prefix('/')) {
+    } else if let Some(rest) = body.strip_prefix('/') {
         format!("{}/{rest}", escape(anchors.root))
+    } else if let Some(rest) = body.strip_prefix("./") {
+        format!("{}/{rest}", escape(anchors.cwd))
     } else if body.contains('/') {
-        format!("{}/{body}", escape(anchors.root))
+        format!("{}/{body}", escape(anchors.cwd))
     } else if body.is_empty() {
         return Err(RuleError::Glob("empty path".into()));
     } else {

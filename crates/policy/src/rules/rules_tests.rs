@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use super::*;
 
 fn rule(text: &str) -> Rule {
-    let anchors = Anchors { root: Path::new("/proj"), home: Some(Path::new("/home/u")) };
+    let anchors =
+        Anchors { root: Path::new("/proj"), cwd: Path::new("/proj"), home: Some(Path::new("/home/u")) };
     Rule::parse(text, RuleKind::Allow, "test", anchors).unwrap()
 }
 
@@ -65,6 +66,32 @@ fn path_patterns_are_gitignore_style() {
 }
 
 #[test]
+fn relative_paths_are_anchored_at_the_working_directory_in_user_files_too() {
+    // A rule of ~/.claude/settings.json: `/path` is the settings file's root (home), `path` and
+    // `./path` the working directory (Claude Code's rule), `//` absolute, `~/` home.
+    let anchors =
+        Anchors { root: Path::new("/home/u"), cwd: Path::new("/work/app"), home: Some(Path::new("/home/u")) };
+    let user = |text: &str| Rule::parse(text, RuleKind::Deny, "~/.claude/settings.json", anchors).unwrap();
+    let table = [
+        ("Read(config/prod.key)", "/work/app/config/prod.key", true),
+        ("Read(config/prod.key)", "/home/u/config/prod.key", false),
+        ("Read(./config/prod.key)", "/work/app/config/prod.key", true),
+        ("Read(/notes/**)", "/home/u/notes/a.md", true),
+        ("Read(/notes/**)", "/work/app/notes/a.md", false),
+        ("Read(//etc/hosts)", "/etc/hosts", true),
+        ("Read(~/.ssh/**)", "/home/u/.ssh/id_rsa", true),
+        ("Read(prod.key)", "/work/app/config/prod.key", true),
+    ];
+    for (text, path, expected) in table {
+        assert_eq!(
+            user(text).matches_path("read_file", false, &[Path::new(path)]),
+            expected,
+            "{text} vs {path}"
+        );
+    }
+}
+
+#[test]
 fn domains_mcp_and_names() {
     assert!(rule("WebFetch(domain:example.com)").matches_domain("example.com"));
     assert!(!rule("WebFetch(domain:example.com)").matches_domain("evil.com"));
@@ -78,7 +105,7 @@ fn domains_mcp_and_names() {
 
 #[test]
 fn malformed_rules_are_errors() {
-    let anchors = Anchors { root: Path::new("/proj"), home: None };
+    let anchors = Anchors { root: Path::new("/proj"), cwd: Path::new("/proj"), home: None };
     for text in ["", "Bash(git diff *", "Bash)", "Bash(a))", "WebFetch(example.com)", "Read([)", "Ba sh(x)"] {
         assert!(Rule::parse(text, RuleKind::Deny, "test", anchors).is_err(), "{text:?}");
     }

@@ -81,6 +81,15 @@ impl Places<'_> {
         }
     }
 
+    /// The path `word` names for a command running in `cwd`, normalised; `None` when it is known
+    /// only at run time.
+    pub fn path_of(&self, word: &Word, cwd: &Cwd) -> Option<PathBuf> {
+        if word.dynamic {
+            return None;
+        }
+        self.absolute(&word.text, cwd).map(|path| normalize(&path))
+    }
+
     fn absolute(&self, text: &str, cwd: &Cwd) -> Option<PathBuf> {
         if text == "~" || text.starts_with("~/") {
             return Some(self.home?.join(text.trim_start_matches('~').trim_start_matches('/')));

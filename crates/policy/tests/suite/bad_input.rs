@@ -7,7 +7,7 @@ use lathe_policy::{Access, PermissionMode, Policy, PolicyConfig, SandboxMode, Ve
 use super::decisions::{Fixture, fixture};
 
 fn policy_with(f: &Fixture, mode: PermissionMode) -> (Policy, Vec<String>) {
-    let files = settings_files(Some(&f.home), &f.lathe_home, &f.ws);
+    let files = settings_files(Some(&f.home.join(".claude")), Some(&f.home), &f.lathe_home, &f.ws);
     let settings = load(&files, Some(&f.home));
     let problems = settings.problems.clone();
     let policy = Policy::new(PolicyConfig {

@@ -19,7 +19,7 @@ pub struct Fixture {
 
 /// base/{ws, outside, home, lathe}; the workspace holds links out and the rule set R's files.
 pub fn fixture() -> Fixture {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");
+    let dir = lathe_mock::fixture::outside_tempdir(env!("CARGO_TARGET_TMPDIR"));
     let base = dir.path().canonicalize().expect("canonical");
     let ws = base.join("ws");
     let out = base.join("outside");
@@ -30,6 +30,14 @@ pub fn fixture() -> Fixture {
     {
         std::fs::create_dir_all(dir).expect("dirs");
     }
+    // "Outside" must mean outside every root writes may go to, wherever the checkout lies.
+    let guard = lathe_policy::path::Guard::new(&ws, &[], Some(&home), &[]);
+    assert!(
+        matches!(guard.check_write(&out.join("x.txt")), lathe_policy::path::PathCheck::Outside(_)),
+        "the outside fixture {} lies inside an allowed root {:?}",
+        out.display(),
+        guard.writable_roots()
+    );
     std::os::unix::fs::symlink(&out, ws.join("link-out")).expect("link");
     std::os::unix::fs::symlink(out.join("missing.txt"), ws.join("dangling")).expect("dangling");
     std::os::unix::fs::symlink(ws.join("chain2"), ws.join("chain")).expect("chain");
@@ -68,7 +76,7 @@ fn write_rules(f: &Fixture) {
 }
 
 pub fn policy(f: &Fixture, mode: PermissionMode) -> Policy {
-    let files = settings_files(Some(&f.home), &f.lathe_home, &f.ws);
+    let files = settings_files(Some(&f.home.join(".claude")), Some(&f.home), &f.lathe_home, &f.ws);
     let settings = load(&files, Some(&f.home));
     assert!(settings.problems.is_empty(), "{:?}", settings.problems);
     Policy::new(PolicyConfig {

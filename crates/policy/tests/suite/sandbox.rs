@@ -32,7 +32,7 @@ fn backend_or_fallback() -> Option<&'static Backend> {
                     "Bash(touch *)",
                     lathe_policy::rules::RuleKind::Allow,
                     "test",
-                    lathe_policy::rules::Anchors { root: &f.ws, home: None },
+                    lathe_policy::rules::Anchors { root: &f.ws, cwd: &f.ws, home: None },
                 )
                 .expect("rule"),
             );

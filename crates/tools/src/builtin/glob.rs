@@ -10,9 +10,11 @@
 //! `/`; `**` does. At most [`MAX_PATHS`] paths, relative to the workspace.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use globset::{GlobBuilder, GlobMatcher};
+use lathe_policy::Policy;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
@@ -85,10 +87,12 @@ impl Tool for Glob {
         let ignored = Ignored::from_flag(args.include_ignored);
         let cancel = ctx.cancel.clone();
         let walk_root = root.clone();
+        let policy = ctx.policy.clone();
         let search = blocking(ctx, move || {
-            let found = find(&walk_root, &pattern, &matcher, hidden, ignored, &cancel);
+            let found = find(&walk_root, &pattern, &matcher, (hidden, ignored), &policy, &cancel);
             let skipped = if found.paths.is_empty() && ignored == Ignored::Skip {
-                let all = find(&walk_root, &pattern, &matcher, Hidden::Include, Ignored::Include, &cancel);
+                let everything = (Hidden::Include, Ignored::Include);
+                let all = find(&walk_root, &pattern, &matcher, everything, &policy, &cancel);
                 all.paths.into_iter().map(|(_, path)| path).collect()
             } else {
                 Vec::new()
@@ -136,7 +140,7 @@ impl Tool for Glob {
             }
             lines.join("\n") + "\n"
         };
-        if let Some(note) = linked_note {
+        for note in linked_note.into_iter().chain(found.denied) {
             out.push_str(&note);
             out.push('\n');
         }
@@ -168,6 +172,8 @@ struct Found {
     paths: Vec<(SystemTime, PathBuf)>,
     /// Symlinked directories that were not entered, with their targets.
     linked_dirs: Vec<(PathBuf, PathBuf)>,
+    /// The note on entries a deny rule hid.
+    denied: Option<String>,
 }
 
 /// Files under `root` matching `pattern` (root-relative). The pattern's literal leading
@@ -177,8 +183,8 @@ fn find(
     root: &Path,
     pattern: &str,
     matcher: &GlobMatcher,
-    hidden: Hidden,
-    ignored: Ignored,
+    (hidden, ignored): (Hidden, Ignored),
+    policy: &Option<Arc<Policy>>,
     cancel: &CancellationToken,
 ) -> Found {
     let mut found = Found::default();
@@ -204,7 +210,8 @@ fn find(
         Ignored::Include => IGNORED_SCAN_LIMIT,
         Ignored::Skip => usize::MAX,
     };
-    for (seen, entry) in walker(&base, hidden, ignored).build().enumerate() {
+    let (walk, denied) = walker(&base, hidden, ignored, policy.clone(), "glob");
+    for (seen, entry) in walk.build().enumerate() {
         if cancel.is_cancelled() || seen >= limit {
             break;
         }
@@ -225,6 +232,7 @@ fn find(
             Kind::File | Kind::LinkToFile(_) | Kind::Dir | Kind::BrokenLink(_) => {}
         }
     }
+    found.denied = denied.note();
     found
 }
 

@@ -112,7 +112,7 @@ impl Tool for Grep {
             .build(&args.pattern)
             .map_err(|e| ToolError::Failed(format!("grep: invalid regex {:?}: {e}", args.pattern)))?;
         let ignored = Ignored::from_flag(args.include_ignored);
-        let mut walk = walker(&root, Hidden::Skip, ignored);
+        let (mut walk, denied) = walker(&root, Hidden::Skip, ignored, ctx.policy.clone(), "grep");
         walk.sort_by_file_path(|a, b| a.cmp(b));
         if let Some(glob) = &args.glob {
             let mut overrides = OverrideBuilder::new(&root);
@@ -167,7 +167,7 @@ impl Tool for Grep {
                 " Files ignored by .gitignore and hidden files were not searched; {INCLUDE_IGNORED_HINT}."
             ));
         }
-        if let Some(note) = linked_dirs_note(&report.linked_dirs) {
+        for note in linked_dirs_note(&report.linked_dirs).into_iter().chain(denied.note()) {
             if !out.ends_with('\n') {
                 out.push('\n');
             }

@@ -8,7 +8,9 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use lathe_policy::Policy;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -74,7 +76,8 @@ impl Tool for ListDir {
         let depth = args.depth.map_or(DEFAULT_DEPTH, |d| d.clamp(1, 20) as usize);
         let ignored = Ignored::from_flag(args.include_ignored);
         let root = path.clone();
-        let tree = blocking(ctx, move || render_tree(&root, depth, MAX_ENTRIES, ignored)).await?;
+        let policy = ctx.policy.clone();
+        let tree = blocking(ctx, move || render_tree(&root, depth, MAX_ENTRIES, ignored, policy)).await?;
         Ok(ToolOutput::text(format!("{shown}/\n{tree}")))
     }
 }
@@ -82,10 +85,17 @@ impl Tool for ListDir {
 /// The entries under `root` down to `depth` levels, one per line, indented two spaces per level,
 /// directories with a trailing `/`, symlinks with `-> target`, sorted by name. After
 /// `max_entries` lines a note says how many entries were left out; another says how many ignored
-/// or hidden entries the listed directories hold.
-pub(crate) fn render_tree(root: &Path, depth: usize, max_entries: usize, ignored: Ignored) -> String {
-    let walker =
-        walker(root, Hidden::Skip, ignored).max_depth(Some(depth)).sort_by_file_path(|a, b| a.cmp(b)).build();
+/// or hidden entries the listed directories hold, and another which deny rules of `policy` hid how
+/// many (those are not named).
+pub(crate) fn render_tree(
+    root: &Path,
+    depth: usize,
+    max_entries: usize,
+    ignored: Ignored,
+    policy: Option<Arc<Policy>>,
+) -> String {
+    let (mut walker, denied) = walker(root, Hidden::Skip, ignored, policy.clone(), "list_dir");
+    let walker = walker.max_depth(Some(depth)).sort_by_file_path(|a, b| a.cmp(b)).build();
     let mut out = String::new();
     let mut shown = 0usize;
     let mut cut = 0usize;
@@ -127,21 +137,33 @@ pub(crate) fn render_tree(root: &Path, depth: usize, max_entries: usize, ignored
         out.push_str(&format!("[{cut} more entries not shown; list a subdirectory or use glob]\n"));
     }
     if ignored == Ignored::Skip
-        && let Some(note) = hidden_note(root, &expanded, &listed)
+        && let Some(note) = hidden_note(root, &expanded, &listed, policy.as_deref())
     {
         out.push_str(&note);
+    }
+    if let Some(note) = denied.note() {
+        out.push_str(&note);
+        out.push('\n');
     }
     out
 }
 
-/// The note on entries of the `expanded` directories that the walk left out (ignored or hidden).
-fn hidden_note(root: &Path, expanded: &[PathBuf], listed: &BTreeSet<PathBuf>) -> Option<String> {
+/// The note on entries of the `expanded` directories that the walk left out (ignored or hidden;
+/// not those a deny rule of `policy` hid, whose names are not shown).
+fn hidden_note(
+    root: &Path,
+    expanded: &[PathBuf],
+    listed: &BTreeSet<PathBuf>,
+    policy: Option<&Policy>,
+) -> Option<String> {
     let mut hidden: Vec<String> = Vec::new();
     for dir in expanded {
         let Ok(entries) = std::fs::read_dir(dir) else { continue };
         for entry in entries.flatten() {
             let path = entry.path();
-            if listed.contains(&path) {
+            if listed.contains(&path)
+                || policy.is_some_and(|policy| policy.read_denied("list_dir", &path).is_some())
+            {
                 continue;
             }
             let mut name = path.strip_prefix(root).unwrap_or(&path).display().to_string();

@@ -87,12 +87,14 @@ impl Tool for ReadFile {
             .map_err(|e| ToolError::Failed(format!("read_file: cannot read {shown}: {}", read_reason(&e))))?;
         if meta.is_dir() {
             let root = path.clone();
+            let policy = ctx.policy.clone();
             let listing = blocking(ctx, move || {
                 super::list_dir::render_tree(
                     &root,
                     1,
                     super::list_dir::MAX_ENTRIES,
                     super::walk::Ignored::Skip,
+                    policy,
                 )
             })
             .await?;

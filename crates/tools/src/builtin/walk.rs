@@ -16,10 +16,18 @@
 //!    target`), a link to a directory is listed but not entered (`list_dir` shows `name/ ->
 //!    target`; `glob` and `grep` say how many they did not enter). A `path` that is a link to a
 //!    directory is entered, since it was named.
+//! 6. **What a deny rule forbids reading is never shown** (`Read(config/prod.key)` in any settings
+//!    file): the walk leaves it out and the result says which rule hid how many entries.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use ignore::DirEntry;
+
+use lathe_policy::Policy;
+
+#[cfg(doc)]
+use crate::ToolContext;
 
 /// How to include what rule 1 skips, for the notes of rule 4.
 pub(crate) const INCLUDE_IGNORED_HINT: &str = "pass include_ignored: true to include them";
@@ -49,8 +57,44 @@ impl Ignored {
     }
 }
 
-/// The walker of the rule above, rooted at `root` (entered even when it is a symlink).
-pub(crate) fn walker(root: &Path, hidden: Hidden, ignored: Ignored) -> ignore::WalkBuilder {
+/// What a walk left out because a deny rule forbids reading it (rule 6): each rule with how many
+/// entries it hid, filled while the walk runs.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Denied(Arc<Mutex<Vec<(String, usize)>>>);
+
+impl Denied {
+    fn record(&self, rule: String) {
+        let mut seen = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match seen.iter_mut().find(|(known, _)| *known == rule) {
+            Some((_, count)) => *count += 1,
+            None => seen.push((rule, 1)),
+        }
+    }
+
+    /// The note for what was left out, e.g. `[1 entry not shown: denied by the deny rule
+    /// `Read(config/prod.key)` in ~/.claude/settings.json]`.
+    pub(crate) fn note(&self) -> Option<String> {
+        let seen = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if seen.is_empty() {
+            return None;
+        }
+        let count: usize = seen.iter().map(|(_, count)| count).sum();
+        let what = if count == 1 { "entry" } else { "entries" };
+        let rules: Vec<String> = seen.iter().map(|(rule, _)| format!("the {rule}")).collect();
+        Some(format!("[{count} {what} not shown: denied by {}]", rules.join(", ")))
+    }
+}
+
+/// The walker of the rule above, rooted at `root` (entered even when it is a symlink), for `tool`
+/// under `policy` (whose deny rules hide entries, rule 6; the session's, [`ToolContext::policy`]),
+/// and what it left out for them.
+pub(crate) fn walker(
+    root: &Path,
+    hidden: Hidden,
+    ignored: Ignored,
+    policy: Option<Arc<Policy>>,
+    tool: &'static str,
+) -> (ignore::WalkBuilder, Denied) {
     let mut builder = ignore::WalkBuilder::new(root);
     builder.require_git(false).follow_links(false);
     match ignored {
@@ -61,8 +105,25 @@ pub(crate) fn walker(root: &Path, hidden: Hidden, ignored: Ignored) -> ignore::W
             builder.standard_filters(false);
         }
     }
-    builder.filter_entry(|entry| entry.file_name() != ".git");
-    builder
+    let denied = Denied::default();
+    let log = denied.clone();
+    builder.filter_entry(move |entry| {
+        if entry.file_name() == ".git" {
+            return false;
+        }
+        // The root was named, and the call's own permission decision judged it.
+        if entry.depth() == 0 {
+            return true;
+        }
+        match policy.as_ref().and_then(|policy| policy.read_denied(tool, entry.path())) {
+            Some(rule) => {
+                log.record(rule);
+                false
+            }
+            None => true,
+        }
+    });
+    (builder, denied)
 }
 
 /// What a walked entry is, with symlinks resolved one step (rule 5).
