@@ -15,7 +15,7 @@ use lathe_protocol::ToolSpec;
 use lathe_tools::{Access, DynTool, Effect, ToolContext, ToolError, ToolOutput};
 use serde_json::Value;
 
-use crate::subagent::lathe_tool_name;
+use lathe_protocol::tool_names::lathe_name;
 
 /// A parsed tool list: Lathe's tool names with their scopes, in the order first named.
 #[derive(Debug, Clone, Default)]
@@ -36,7 +36,7 @@ impl ToolList {
         let mut list = ToolList { owner: owner.to_string(), ..ToolList::default() };
         for entry in entries {
             let (name, has_specifier) = entry_name(entry);
-            let Some(tool) = lathe_tool_name(name) else {
+            let Some(tool) = lathe_name(name) else {
                 list.notes.push(format!("tool `{entry}` is unknown; left out"));
                 continue;
             };

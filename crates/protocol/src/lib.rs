@@ -8,6 +8,7 @@
 //!   and [`accumulate::Accumulator`], which folds the stream into an [`AssistantMessage`].
 //! - [`error`]: typed provider errors ([`ProviderError`]) that drive recovery.
 //! - [`agent`]: the loop's outward events ([`AgentEvent`]) and inward operations ([`AgentOp`]).
+//! - [`tool_names`]: built-in tools' names and their Claude Code names, in one table.
 //!
 //! This crate has no I/O and no async runtime; everything here is plain data with serde.
 
@@ -19,6 +20,7 @@ pub mod event;
 pub mod extensions;
 pub mod ledger;
 pub mod request;
+pub mod tool_names;
 
 pub use accumulate::Accumulator;
 pub use agent::{

@@ -273,3 +273,27 @@ async fn a_subagent_stop_hook_fires_when_a_sub_agent_ends_and_exit_2_makes_it_co
     let prompts = std::fs::read_to_string(env.root.join("prompts.txt")).expect("UserPromptSubmit ran");
     assert_eq!(prompts.lines().count(), 1, "the sub-agent's prompt is not a user prompt");
 }
+
+#[tokio::test]
+async fn a_task_or_agent_matcher_gates_sub_agents() {
+    for matcher in ["Task|Agent", "Agent", "Task", "task"] {
+        let env = env();
+        claude_hooks(
+            &env,
+            json!({"PreToolUse": command_hook(matcher, "echo 'no sub-agents today' >&2; exit 2")}),
+        );
+        let server = scripted(json!([
+            call("t1", "task", json!({"description": "look", "prompt": "look around", "subagent_type": "explore"})),
+            {"text": "fine"}
+        ]))
+        .await;
+        let out = output(lathe(&env, &server.url(), &["-p", "go", "--output-format", "stream-json"])).await;
+        assert_eq!(out.status.code(), Some(0), "{matcher}: {}", stderr(&out));
+        let requests = server.requests();
+        assert_eq!(requests.len(), 2, "{matcher}: no sub-agent request, only the parent's two");
+        let results = tool_results(&json_lines(&out));
+        assert_eq!(results[0]["status"], "denied", "{matcher}: {}", results[0]);
+        let seen = tool_result_text(&requests[1].body);
+        assert!(seen.contains("no sub-agents today"), "{matcher}: {seen}");
+    }
+}

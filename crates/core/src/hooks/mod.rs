@@ -28,6 +28,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use lathe_protocol::ToolResult;
+use lathe_protocol::tool_names::every_name;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -268,7 +269,7 @@ impl Hooks {
             ("tool_input", input),
             ("tool_use_id", call_id.into()),
         ]);
-        self.run(HookEvent::PreToolUse, Some(&[name.as_str(), tool]), fields, cancel).await
+        self.run(HookEvent::PreToolUse, Some(&every_name(tool)), fields, cancel).await
     }
 
     /// PostToolUse for a call that ran, with its result.
@@ -291,7 +292,7 @@ impl Hooks {
             ("tool_response", response),
             ("tool_use_id", result.call_id.clone().into()),
         ]);
-        self.run(HookEvent::PostToolUse, Some(&[name.as_str(), tool]), fields, cancel).await
+        self.run(HookEvent::PostToolUse, Some(&every_name(tool)), fields, cancel).await
     }
 
     /// UserPromptSubmit for `prompt`.

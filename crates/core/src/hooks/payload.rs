@@ -8,22 +8,7 @@ use std::path::Path;
 use lathe_protocol::{ToolResult, ToolStatus};
 use serde_json::{Map, Value, json};
 
-/// Claude Code's name for a Lathe built-in tool, if it has one.
-pub fn claude_name(tool: &str) -> Option<&'static str> {
-    Some(match tool {
-        "shell" => "Bash",
-        "read_file" => "Read",
-        "write_file" => "Write",
-        "edit_file" => "Edit",
-        "grep" => "Grep",
-        "glob" => "Glob",
-        "list_dir" => "LS",
-        "todo_write" => "TodoWrite",
-        "web_fetch" => "WebFetch",
-        "agent" => "Task",
-        _ => return None,
-    })
-}
+pub use lathe_protocol::tool_names::claude_name;
 
 /// `tool_name` and `tool_input` as a Claude Code hook expects them. `workspace` makes relative
 /// paths absolute (Claude's `file_path` is always absolute).

@@ -143,25 +143,6 @@ pub fn select_tools(parent: &ToolRegistry, list: &ToolList, allow_task: bool) ->
     (tools, notes)
 }
 
-/// Lathe's name for a tool written in Claude Code's names (`Read`, `Bash(git:*)`) or Lathe's.
-pub fn lathe_tool_name(written: &str) -> Option<&'static str> {
-    let base = written.split('(').next().unwrap_or(written).trim();
-    Some(match base {
-        "Read" | "read_file" => "read_file",
-        "Write" | "write_file" => "write_file",
-        "Edit" | "MultiEdit" | "edit_file" => "edit_file",
-        "Grep" | "grep" => "grep",
-        "Glob" | "glob" => "glob",
-        "LS" | "list_dir" => "list_dir",
-        "Bash" | "shell" => "shell",
-        "TodoWrite" | "todo_write" => "todo_write",
-        "WebFetch" | "web_fetch" => "web_fetch",
-        "Skill" | "skill" => "skill",
-        "Task" | "Agent" | "task" => TASK_TOOL,
-        _ => return None,
-    })
-}
-
 /// The agent types of a session: built-in ones first, then custom ones by name.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentCatalog {

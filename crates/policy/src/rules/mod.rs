@@ -65,19 +65,16 @@ pub enum ToolName {
 }
 
 impl ToolName {
-    /// Parses a rule's tool name, mapping Claude's names to Lathe's.
+    /// Parses a rule's tool name, mapping Claude's names to Lathe's
+    /// ([`lathe_protocol::tool_names`]).
     pub fn parse(name: &str) -> ToolName {
-        match name {
-            "Bash" | "shell" => ToolName::Shell,
-            "Read" | "read_file" => ToolName::Read,
-            "Edit" | "edit_file" | "MultiEdit" => ToolName::Edit,
-            "Write" | "write_file" => ToolName::Write,
-            "Glob" => ToolName::Other("glob".into()),
-            "Grep" => ToolName::Other("grep".into()),
-            "LS" => ToolName::Other("list_dir".into()),
-            "WebFetch" => ToolName::Other("web_fetch".into()),
-            "TodoWrite" => ToolName::Other("todo_write".into()),
-            other => ToolName::Other(other.to_string()),
+        match lathe_protocol::tool_names::lathe_name(name) {
+            Some("shell") => ToolName::Shell,
+            Some("read_file") => ToolName::Read,
+            Some("edit_file") => ToolName::Edit,
+            Some("write_file") => ToolName::Write,
+            Some(other) => ToolName::Other(other.to_string()),
+            None => ToolName::Other(name.to_string()),
         }
     }
 
