@@ -81,7 +81,7 @@ impl Agent {
         }
         let mode = *modes.borrow_and_update();
         if self.set_permission_mode(mode) {
-            let _ = events.send(AgentEvent::ModeChanged { mode: mode.to_string() });
+            let _ = events.send(AgentEvent::ModeChanged { mode });
         }
     }
 }

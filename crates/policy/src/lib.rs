@@ -32,9 +32,7 @@ pub mod scope;
 pub mod settings;
 pub mod shell;
 
-use std::fmt;
 use std::path::PathBuf;
-use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
@@ -83,72 +81,4 @@ pub enum Effect {
     Network,
 }
 
-/// The permission mode of a session (FEATURES.md §D).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PermissionMode {
-    /// Ask before edits and anything that is not read-only.
-    #[default]
-    Default,
-    /// File edits run without asking; commands still ask.
-    AcceptEdits,
-    /// Read-only: only read-only tools and commands run, and the plan file may be written.
-    Plan,
-    /// Deny anything that would ask.
-    DontAsk,
-    /// Run everything without asking (`--yolo`).
-    Bypass,
-}
-
-impl PermissionMode {
-    /// The flag spelling: `default`, `accept-edits`, `plan`, `dont-ask`, `bypass`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PermissionMode::Default => "default",
-            PermissionMode::AcceptEdits => "accept-edits",
-            PermissionMode::Plan => "plan",
-            PermissionMode::DontAsk => "dont-ask",
-            PermissionMode::Bypass => "bypass",
-        }
-    }
-}
-
-impl fmt::Display for PermissionMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// An unknown permission mode name.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown permission mode `{0}` (expected default, accept-edits, plan, dont-ask or bypass)")]
-pub struct UnknownMode(pub String);
-
-impl FromStr for PermissionMode {
-    type Err = UnknownMode;
-
-    /// Accepts Lathe's kebab-case names and Claude Code's camelCase ones (`acceptEdits`,
-    /// `bypassPermissions`, `dontAsk`).
-    fn from_str(name: &str) -> Result<Self, Self::Err> {
-        match name {
-            "default" => Ok(PermissionMode::Default),
-            "accept-edits" | "acceptEdits" => Ok(PermissionMode::AcceptEdits),
-            "plan" => Ok(PermissionMode::Plan),
-            "dont-ask" | "dontAsk" => Ok(PermissionMode::DontAsk),
-            "bypass" | "bypassPermissions" | "yolo" => Ok(PermissionMode::Bypass),
-            other => Err(UnknownMode(other.to_string())),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn modes_parse_from_both_spellings() {
-        assert_eq!("acceptEdits".parse::<PermissionMode>(), Ok(PermissionMode::AcceptEdits));
-        assert_eq!("bypass".parse::<PermissionMode>(), Ok(PermissionMode::Bypass));
-        assert!("sometimes".parse::<PermissionMode>().is_err());
-    }
-}
+pub use lathe_protocol::{PermissionMode, UnknownMode};

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::{RetryInfo, Usage};
 use crate::ledger::{AssistantMessage, Content, ToolCall, ToolResult};
+use crate::mode::PermissionMode;
 
 /// What the loop tells front ends.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -23,8 +24,8 @@ pub enum AgentEvent {
         tools: Vec<String>,
         /// Workspace root.
         cwd: String,
-        /// The permission mode in force (`default`, `accept-edits`, `plan`, `dont-ask`, `bypass`).
-        permission_mode: String,
+        /// The permission mode in force.
+        permission_mode: PermissionMode,
         /// The session file, or `None` when nothing is saved (see the warning that says why).
         session_file: Option<String>,
         /// User turns already in the conversation (0 for a new session).
@@ -126,8 +127,8 @@ pub enum AgentEvent {
     },
     /// The permission mode changed (recorded in the ledger as a mode-change meta item).
     ModeChanged {
-        /// The new mode's name.
-        mode: String,
+        /// The new mode.
+        mode: PermissionMode,
     },
     /// The model (and possibly the provider) changed; the next request uses it.
     ModelChanged {
@@ -329,11 +330,12 @@ pub enum AgentOp {
     /// Stop the running turn: abort the request and kill running tools. Pending permission
     /// requests are answered "no".
     Cancel,
-    /// Change the permission mode (`default`, `accept-edits`, `plan`, `dont-ask`, `bypass`); takes
-    /// effect from the next tool call on, also in a running turn.
+    /// Change the permission mode; takes effect from the next tool call on, also in a running
+    /// turn. (A front end parses what the user typed with [`PermissionMode`]'s `FromStr`, which
+    /// names the modes in its error.)
     SetMode {
-        /// The mode's name.
-        mode: String,
+        /// The new mode.
+        mode: PermissionMode,
     },
     /// Use another model from the next turn on (a running turn finishes on the current one).
     SetModel {

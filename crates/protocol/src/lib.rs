@@ -19,6 +19,7 @@ pub mod error;
 pub mod event;
 pub mod extensions;
 pub mod ledger;
+pub mod mode;
 pub mod request;
 pub mod tool_names;
 
@@ -34,4 +35,5 @@ pub use ledger::{
     AssistantMessage, Compaction, Content, LedgerItem, Meta, Receipt, Thinking, ThinkingFormat, ToolCall,
     ToolResult, ToolStatus, UserMessage, UserOrigin,
 };
+pub use mode::{PermissionMode, UnknownMode};
 pub use request::{ModelRequest, SystemBlock, ThinkingConfig, ToolSpec};

@@ -2,6 +2,7 @@
 //! results, permission requests, usage, mode and model changes, the rewind flow, and the end of a
 //! run (which sends a prompt queued meanwhile).
 
+use lathe_protocol::PermissionMode;
 use std::time::{Duration, Instant};
 
 use lathe_protocol::{
@@ -211,11 +212,11 @@ impl UiState {
         vec![Action::Prompt(prompt)]
     }
 
-    fn set_mode(&mut self, mode: String) {
-        if !mode.is_empty() && !self.mode_cycle.contains(&mode) {
-            self.mode_cycle.push(mode.clone());
+    fn set_mode(&mut self, mode: PermissionMode) {
+        if !self.mode_cycle.contains(&mode) {
+            self.mode_cycle.push(mode);
         }
-        self.session.mode = mode;
+        self.session.mode = Some(mode);
     }
 
     /// The files a rewind to `turn` changes, from the last turn list.

@@ -1,5 +1,6 @@
 //! The texts of `/help`, `/cost` and `/status`.
 
+use lathe_protocol::PermissionMode;
 use lathe_protocol::{RunStats, UserCommand, UserCommandKind};
 use ratatui::text::{Line, Span};
 
@@ -7,9 +8,6 @@ use super::slash::COMMANDS;
 use super::state::SessionView;
 use super::theme;
 use super::wrap::wrap_words;
-
-/// The permission modes, in the order `/mode` lists them.
-pub const MODES: [&str; 5] = ["default", "accept-edits", "plan", "dont-ask", "bypass"];
 
 const KEYS: &[(&str, &str)] = &[
     ("enter", "send the prompt"),
@@ -93,6 +91,11 @@ pub fn status(session: &SessionView, context_tokens: u64, totals: &RunStats) -> 
     };
     format!(
         "session {}\nmodel {} ({})\npermission mode {}\nworkspace {}\ncontext {context}\ncost ${:.4}",
-        session.session_id, session.model, session.provider, session.mode, session.cwd, totals.cost_usd
+        session.session_id,
+        session.model,
+        session.provider,
+        session.mode.map_or("", PermissionMode::as_str),
+        session.cwd,
+        totals.cost_usd
     )
 }

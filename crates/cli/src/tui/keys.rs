@@ -3,6 +3,7 @@
 //! list, and finally the prompt editor. Submitting a prompt dispatches `!cmd` and slash commands
 //! here; only a plain prompt becomes a model call.
 
+use lathe_protocol::PermissionMode;
 use std::time::Instant;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
@@ -216,10 +217,10 @@ impl UiState {
     }
 
     fn cycle_mode(&mut self, now: Instant) -> Vec<Action> {
-        let position = self.mode_cycle.iter().position(|m| *m == self.session.mode);
+        let position = self.mode_cycle.iter().position(|m| Some(*m) == self.session.mode);
         let next = position.map_or(0, |p| (p + 1) % self.mode_cycle.len().max(1));
-        let Some(mode) = self.mode_cycle.get(next).cloned() else { return Vec::new() };
-        self.session.mode = mode.clone();
+        let Some(mode) = self.mode_cycle.get(next).copied() else { return Vec::new() };
+        self.session.mode = Some(mode);
         self.flash(format!("permission mode: {mode}"), now);
         vec![Action::SetMode(mode)]
     }
@@ -305,13 +306,14 @@ impl UiState {
             SlashCommand::Mode(None) => {
                 let text = format!(
                     "permission mode: {}; /mode default|accept-edits|plan|dont-ask|bypass sets it, shift+tab cycles",
-                    self.session.mode
+                    self.session.mode.map_or("", PermissionMode::as_str)
                 );
                 self.push_notice(NoticeKind::Info, &text);
                 Vec::new()
             }
             SlashCommand::Mode(Some(mode)) => {
-                if !help::MODES.contains(&mode.as_str()) {
+                // The five names `/mode` lists, not the aliases the flag also takes.
+                let Some(mode) = PermissionMode::ALL.into_iter().find(|known| known.as_str() == mode) else {
                     self.push_notice(
                         NoticeKind::Warning,
                         &format!(
@@ -319,8 +321,8 @@ impl UiState {
                         ),
                     );
                     return Vec::new();
-                }
-                self.session.mode = mode.clone();
+                };
+                self.session.mode = Some(mode);
                 self.flash(format!("permission mode: {mode}"), now);
                 vec![Action::SetMode(mode)]
             }

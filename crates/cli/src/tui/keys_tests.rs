@@ -1,5 +1,6 @@
 use super::*;
 use crossterm::event::KeyEventState;
+use lathe_protocol::PermissionMode;
 use lathe_protocol::{AgentEvent, FileRewind, RewindAction, UserTurn};
 use pretty_assertions::assert_eq;
 
@@ -132,7 +133,7 @@ fn enter_on_a_command_typed_in_full_runs_it_not_a_longer_one() {
         state.on_key(key(KeyCode::Char(c), KeyModifiers::NONE), now);
     }
     let actions = state.on_key(key(KeyCode::Enter, KeyModifiers::NONE), now);
-    assert_eq!(actions, vec![Action::Remember("/mode plan".into()), Action::SetMode("plan".into())]);
+    assert_eq!(actions, vec![Action::Remember("/mode plan".into()), Action::SetMode(PermissionMode::Plan)]);
     // Tab completes the full name and adds the space before its argument.
     for c in "/mode".chars() {
         state.on_key(key(KeyCode::Char(c), KeyModifiers::NONE), now);
@@ -190,7 +191,7 @@ fn mode_command_checks_the_name() {
     state.input.insert("/mode bypass");
     assert_eq!(
         state.submit(now),
-        vec![Action::Remember("/mode bypass".into()), Action::SetMode("bypass".into())]
+        vec![Action::Remember("/mode bypass".into()), Action::SetMode(PermissionMode::Bypass)]
     );
     assert_eq!(state.current_notice(now), Some("permission mode: bypass"), "the change is confirmed");
     state.input.insert("/mode yolo");

@@ -3,6 +3,7 @@
 //! stays in the terminal) and the visible screen.
 
 use crossterm::event::{KeyCode, KeyModifiers};
+use lathe_protocol::PermissionMode;
 use lathe_protocol::{
     AgentEvent, AgentOp, AssistantMessage, Content, ContextUsage, PermissionAnswer, Receipt, RunStats,
     StopCause, StopReason, ToolCall, ToolResult, ToolStatus, Usage,
@@ -236,7 +237,7 @@ fn permission_keys_answer_once_always_and_escape() {
 #[test]
 fn status_line_shows_model_mode_context_tokens_and_cost() {
     let mut screen = Screen::new(80, 4);
-    screen.state.session.mode = "accept-edits".into();
+    screen.state.session.mode = Some(PermissionMode::AcceptEdits);
     let stats = RunStats {
         turns: 2,
         input_tokens: 30_500,
@@ -253,7 +254,7 @@ fn status_line_shows_model_mode_context_tokens_and_cost() {
     // Before the session starts, the parts not known yet are left out with their separators.
     let mut starting = Screen::new(80, 4);
     starting.state.session.model.clear();
-    starting.state.session.mode.clear();
+    starting.state.session.mode = None;
     starting.draw();
     assert_eq!(starting.screen_text().lines().last(), Some("ctx 0% · 0 tokens · $0.00"));
 
@@ -431,9 +432,9 @@ fn shift_tab_cycles_the_permission_mode() {
     assert_eq!(
         seen,
         vec![
-            Action::SetMode("accept-edits".into()),
-            Action::SetMode("plan".into()),
-            Action::SetMode("default".into())
+            Action::SetMode(PermissionMode::AcceptEdits),
+            Action::SetMode(PermissionMode::Plan),
+            Action::SetMode(PermissionMode::Default)
         ]
     );
 }

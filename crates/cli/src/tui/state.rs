@@ -8,6 +8,7 @@
 //! what is still changing (the live tail of an answer, running tool calls, the spinner, the input,
 //! dialogs, the status line) is drawn in the inline viewport.
 
+use lathe_protocol::PermissionMode;
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -41,8 +42,8 @@ pub struct SessionView {
     pub provider: String,
     /// Workspace root.
     pub cwd: String,
-    /// Permission mode name (`default`, `accept-edits`, `plan`, `dont-ask`, `bypass`).
-    pub mode: String,
+    /// The permission mode (`None` until the session has started).
+    pub mode: Option<PermissionMode>,
     /// The model's context window in tokens, when known.
     pub context_window: Option<u64>,
     /// One line per MCP server with its status and tool count (`/mcp`, as `lathe mcp list`).
@@ -63,7 +64,7 @@ pub enum Action {
     /// Stop the running `!cmd`.
     CancelShell,
     /// Switch the permission mode.
-    SetMode(String),
+    SetMode(PermissionMode),
     /// Switch the model.
     SetModel(String),
     /// Compact the conversation now, with an optional focus for the summary.
@@ -155,7 +156,7 @@ pub struct UiState {
     /// Where `@path` completion looks.
     pub cwd: PathBuf,
     /// The permission modes Shift+Tab cycles through.
-    pub mode_cycle: Vec<String>,
+    pub mode_cycle: Vec<PermissionMode>,
     /// The user turns of the session, as last listed (for the rewind confirmation).
     pub(super) turns: Vec<UserTurn>,
     live: Vec<Line<'static>>,
@@ -172,9 +173,9 @@ pub struct UiState {
 impl UiState {
     /// A fresh UI for a terminal `width` cells wide, recalling `history`.
     pub fn new(width: u16, session: SessionView, history: Vec<String>, cwd: PathBuf) -> Self {
-        let mut mode_cycle: Vec<String> = ["default", "accept-edits", "plan"].map(String::from).to_vec();
-        if !mode_cycle.contains(&session.mode) && !session.mode.is_empty() {
-            mode_cycle.push(session.mode.clone());
+        let mut mode_cycle = vec![PermissionMode::Default, PermissionMode::AcceptEdits, PermissionMode::Plan];
+        if let Some(mode) = session.mode.filter(|mode| !mode_cycle.contains(mode)) {
+            mode_cycle.push(mode);
         }
         UiState {
             width: usize::from(width.max(1)),

@@ -1,6 +1,7 @@
 //! A UI on a ratatui `TestBackend`: feeds events and keys to a [`UiState`] and draws frames
 //! exactly as the real terminal loop does, then shows the scrollback and the screen as text.
 
+use lathe_protocol::PermissionMode;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -27,7 +28,7 @@ pub fn session() -> SessionView {
         model: "claude-sonnet-4-5".into(),
         provider: "anthropic".into(),
         cwd: "/home/dev/app".into(),
-        mode: "default".into(),
+        mode: Some(PermissionMode::Default),
         context_window: Some(200_000),
         mcp_servers: Vec::new(),
     }

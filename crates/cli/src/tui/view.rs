@@ -6,6 +6,7 @@
 //! dialog (keeping the cursor or the answer keys in view), the spinner, the completion list, and
 //! whatever is left to the live tail (its newest rows).
 
+use lathe_protocol::PermissionMode;
 use std::time::Instant;
 
 use ratatui::style::{Color, Style};
@@ -158,15 +159,16 @@ fn footer(state: &UiState, width: usize, now: Instant) -> Line<'static> {
 /// dropped from the right when the terminal is narrow).
 pub fn status_line(state: &UiState, width: usize) -> Line<'static> {
     let totals = state.totals();
-    let mode = &state.session.mode;
-    let mode_style = match mode.as_str() {
-        "bypass" => Style::default().fg(Color::Red),
-        "accept-edits" | "dont-ask" => Style::default().fg(Color::Yellow),
-        "plan" => Style::default().fg(Color::Cyan),
-        _ => theme::dim(),
+    let mode = state.session.mode;
+    let mode_style = match mode {
+        Some(PermissionMode::Bypass) => Style::default().fg(Color::Red),
+        Some(PermissionMode::AcceptEdits | PermissionMode::DontAsk) => Style::default().fg(Color::Yellow),
+        Some(PermissionMode::Plan) => Style::default().fg(Color::Cyan),
+        Some(PermissionMode::Default) | None => theme::dim(),
     };
+    let mode = mode.map_or(String::new(), |mode| mode.to_string());
     let mut parts: Vec<(String, Style)> =
-        vec![(state.session.model.clone(), theme::dim()), (mode.clone(), mode_style)];
+        vec![(state.session.model.clone(), theme::dim()), (mode, mode_style)];
     if let Some(window) = state.session.context_window.filter(|w| *w > 0) {
         let percent = (state.context_tokens * 100 / window).min(100);
         let style = if percent >= 80 { theme::warning() } else { theme::dim() };

@@ -19,7 +19,8 @@ fn hooks(dir: &Path, settings: Value) -> Hooks {
         session_id: "s-1".into(),
         transcript_path: dir.join("s-1.jsonl"),
         cwd: dir.to_path_buf(),
-        permission_mode: "bypassPermissions".into(),
+        permission_mode: lathe_policy::PermissionMode::Bypass,
+        policy: None,
     };
     Hooks::new(table, session)
 }

@@ -27,6 +27,7 @@ pub mod settings;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use lathe_policy::{PermissionMode, Policy};
 use lathe_protocol::ToolResult;
 use lathe_protocol::tool_names::every_name;
 use serde_json::{Map, Value, json};
@@ -122,9 +123,19 @@ pub struct HookSession {
     pub transcript_path: PathBuf,
     /// Working directory (the project); hooks run here with `CLAUDE_PROJECT_DIR` set to it.
     pub cwd: PathBuf,
-    /// Permission mode in Claude's spelling (`default`, `acceptEdits`, `plan`, `dontAsk`,
-    /// `bypassPermissions`).
-    pub permission_mode: String,
+    /// The permission mode at the start; hook inputs carry it in Claude's spelling (`acceptEdits`,
+    /// `bypassPermissions`, …) unless `policy` gives the live one.
+    pub permission_mode: PermissionMode,
+    /// The session's policy: hook inputs carry its mode at the time of the event, so a change by
+    /// `/mode` or Shift+Tab shows in the next hook's input.
+    pub policy: Option<Arc<Policy>>,
+}
+
+impl HookSession {
+    /// The permission mode in force now.
+    pub fn mode(&self) -> PermissionMode {
+        self.policy.as_ref().map_or(self.permission_mode, |policy| policy.mode())
+    }
 }
 
 /// A hook's say on a tool call's permission (deny is a block).
@@ -181,26 +192,21 @@ impl Hooks {
         (Hooks::new(table, session), warnings)
     }
 
-    /// The hooks of a session in `project`, from every settings file of [`settings_files`].
+    /// The hooks of a session in `project`, from every settings file of [`settings_files`]; their
+    /// inputs carry `policy`'s permission mode at the time of each event.
     pub fn for_session(
         lathe_home: &std::path::Path,
         project: &std::path::Path,
         session_id: &str,
         transcript_path: PathBuf,
-        mode: lathe_policy::PermissionMode,
+        policy: Arc<Policy>,
     ) -> (Hooks, Vec<String>) {
-        let permission_mode = match mode {
-            lathe_policy::PermissionMode::Default => "default",
-            lathe_policy::PermissionMode::AcceptEdits => "acceptEdits",
-            lathe_policy::PermissionMode::Plan => "plan",
-            lathe_policy::PermissionMode::DontAsk => "dontAsk",
-            lathe_policy::PermissionMode::Bypass => "bypassPermissions",
-        };
         let session = HookSession {
             session_id: session_id.to_string(),
             transcript_path,
             cwd: project.to_path_buf(),
-            permission_mode: permission_mode.to_string(),
+            permission_mode: policy.mode(),
+            policy: Some(policy),
         };
         Hooks::load(&settings_files(&claude_home(), lathe_home, project), session)
     }
@@ -235,7 +241,7 @@ impl Hooks {
             "transcript_path": session.transcript_path,
             "cwd": session.cwd,
             "hook_event_name": event.name(),
-            "permission_mode": session.permission_mode,
+            "permission_mode": session.mode().claude_name(),
         });
         if let Value::Object(map) = &mut input {
             map.extend(fields);

@@ -178,7 +178,7 @@ impl SessionBuilder {
             &config.workspace,
             &opened.id,
             session_file.clone().unwrap_or_default(),
-            config.permission_mode,
+            permissions.policy.clone(),
         );
         warnings.extend(hook_warnings);
         let (mode_sender, modes) = watch::channel(config.permission_mode);
@@ -278,7 +278,7 @@ impl SessionBuilder {
             provider: info.provider.clone(),
             tools: agent.tools().names(),
             cwd: workspace_name,
-            permission_mode: agent.permission_mode().to_string(),
+            permission_mode: agent.permission_mode(),
             session_file: info.session_file.as_ref().map(|path| path.display().to_string()),
             resumed_turns: agent.user_turn(),
         });

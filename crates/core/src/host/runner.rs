@@ -107,11 +107,9 @@ impl Runner {
             }
             AgentOp::Cancel => {}
             AgentOp::SetMode { mode } => {
-                if let Some(mode) = self.parse_mode(&mode) {
-                    self.modes.send_replace(mode);
-                    if self.agent.set_permission_mode(mode) {
-                        let _ = self.events.send(AgentEvent::ModeChanged { mode: mode.to_string() });
-                    }
+                self.modes.send_replace(mode);
+                if self.agent.set_permission_mode(mode) {
+                    let _ = self.events.send(AgentEvent::ModeChanged { mode });
                 }
             }
             AgentOp::SetModel { model, provider } => self.switch_model(&model, provider.as_deref()),
@@ -141,16 +139,6 @@ impl Runner {
             AgentOp::Quit => return Flow::Quit,
         }
         Flow::Continue
-    }
-
-    fn parse_mode(&self, mode: &str) -> Option<PermissionMode> {
-        match mode.parse::<PermissionMode>() {
-            Ok(mode) => Some(mode),
-            Err(error) => {
-                self.warn(error.to_string());
-                None
-            }
-        }
     }
 
     fn switch_model(&mut self, model: &str, provider: Option<&str>) {
@@ -269,14 +257,9 @@ impl Runner {
                             let _ = events.send(AgentEvent::Warning { message });
                         }
                     }
-                    Some(AgentOp::SetMode { mode }) => match mode.parse::<PermissionMode>() {
-                        Ok(mode) => {
-                            modes.send_replace(mode);
-                        }
-                        Err(error) => {
-                            let _ = events.send(AgentEvent::Warning { message: error.to_string() });
-                        }
-                    },
+                    Some(AgentOp::SetMode { mode }) => {
+                        modes.send_replace(mode);
+                    }
                     Some(AgentOp::Rewind { .. }) => {
                         let message = "rewind: a turn is running; cancel it first".to_string();
                         let _ = events.send(AgentEvent::Warning { message });

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use lathe_core::host::{Flags, Interaction, SessionBuilder, SessionChoice, SessionHandle};
 use lathe_mock::{LoggedRequest, MockServer, Mode, Script};
-use lathe_protocol::{AgentEvent, AgentOp, Content, PermissionAnswer, StopCause};
+use lathe_protocol::{AgentEvent, AgentOp, Content, PermissionAnswer, PermissionMode, StopCause};
 use serde_json::{Value, json};
 
 /// A workspace and a Lathe home in a temp dir, and a scripted mock.
@@ -112,7 +112,7 @@ async fn the_session_starts_with_session_started_and_a_resume_records_the_model_
     assert_eq!(session_id, session.info.id);
     assert_eq!(model, "claude-sonnet-4-5");
     assert!(tools.iter().any(|tool| tool == "shell"), "{tools:?}");
-    assert_eq!(permission_mode, "default");
+    assert_eq!(permission_mode, PermissionMode::Default);
     assert_eq!(resumed_turns, 0);
     let file = PathBuf::from(session_file.expect("saved"));
     say(&session, "hello");
@@ -202,12 +202,11 @@ async fn headless_denies_what_would_ask_and_set_mode_changes_it_for_the_next_tur
         events.iter().any(|event| matches!(event, AgentEvent::ToolResult { result, .. } if result.is_error))
     );
     assert!(!env.workspace.join("a.txt").exists());
-    session.ops.send(AgentOp::SetMode { mode: "accept-edits".into() }).expect("op");
-    assert_eq!(next(&mut session).await, AgentEvent::ModeChanged { mode: "accept-edits".into() });
-    session.ops.send(AgentOp::SetMode { mode: "sometimes".into() }).expect("op");
-    assert!(
-        matches!(next(&mut session).await, AgentEvent::Warning { message } if message.contains("sometimes"))
-    );
+    session.ops.send(AgentOp::SetMode { mode: PermissionMode::AcceptEdits }).expect("op");
+    assert_eq!(next(&mut session).await, AgentEvent::ModeChanged { mode: PermissionMode::AcceptEdits });
+    // An unknown mode is refused where it is typed (the op carries only real modes), naming it.
+    let unknown = "sometimes".parse::<PermissionMode>().expect_err("unknown mode");
+    assert!(unknown.to_string().contains("sometimes"), "{unknown}");
     say(&session, "write b");
     until(&mut session, is_finished).await;
     assert_eq!(read(&env.workspace.join("b.txt")), "b");
@@ -227,4 +226,33 @@ async fn an_unwritable_session_directory_warns_and_the_run_still_works() {
     let events = until(&mut session, is_finished).await;
     let Some(AgentEvent::Finished { cause, final_text, .. }) = events.last() else { panic!("finished") };
     assert_eq!((cause, final_text.as_str()), (&StopCause::Completed, "fine"));
+}
+
+#[tokio::test]
+async fn a_hook_input_carries_the_permission_mode_in_force_after_a_mode_change() {
+    let env = setup(json!([
+        {"tool_calls": [call("c1", "shell", json!({"command": "true"}))]},
+        {"text": "one"},
+        {"tool_calls": [call("c2", "shell", json!({"command": "true"}))]},
+        {"text": "two"}
+    ]))
+    .await;
+    let hooks = json!({"hooks": {"PreToolUse": [{"matcher": "Bash",
+        "hooks": [{"type": "command", "command": "cat >> ../modes.jsonl; echo >> ../modes.jsonl"}]}]}});
+    std::fs::create_dir_all(env.workspace.join(".claude")).expect("dir");
+    std::fs::write(env.workspace.join(".claude/settings.json"), hooks.to_string()).expect("settings");
+    let mut session = env.start("default", SessionChoice::New, Interaction::Headless).await;
+    say(&session, "one");
+    until(&mut session, is_finished).await;
+    session.ops.send(AgentOp::SetMode { mode: PermissionMode::AcceptEdits }).expect("op");
+    assert_eq!(next(&mut session).await, AgentEvent::ModeChanged { mode: PermissionMode::AcceptEdits });
+    say(&session, "two");
+    until(&mut session, is_finished).await;
+    let inputs = read(&env.workspace.join("../modes.jsonl"));
+    let modes: Vec<String> = inputs
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| serde_json::from_str::<Value>(line).expect("hook input")["permission_mode"].to_string())
+        .collect();
+    assert_eq!(modes, ["\"default\"", "\"acceptEdits\""], "{inputs}");
 }
