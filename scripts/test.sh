@@ -5,7 +5,8 @@
 #   2. fetches every package of Cargo.lock, for every platform (the MSRV test reads them all);
 #   3. builds the workspace with every feature, the local model included;
 #   4. fetches the pinned local model with Lathe's own fetcher (hash-checked; a no-op when cached);
-#   5. runs the whole test suite, then fmt and clippy.
+#   5. runs the whole test suite, then fmt, clippy and cargo-machete (no unused dependency; installed
+#      with cargo when missing).
 # Each step says what it does and how long it took. The conformance and replay tests read
 # ../shared/{cassettes,replay} beside the repository (override with LATHE_CASSETTES / LATHE_REPLAY_DIR).
 set -euo pipefail
@@ -35,3 +36,11 @@ step "fetching the local model (0.5b; a no-op when cached)" fetch_model
 step "running the tests" cargo test --workspace --all-features
 step "checking formatting" cargo fmt --all -- --check
 step "running clippy" cargo clippy --workspace --all-targets --all-features -- -D warnings
+MACHETE_VERSION=0.9.2
+install_machete() {
+  if [ "$(cargo machete --version 2>/dev/null)" != "$MACHETE_VERSION" ]; then
+    cargo install cargo-machete --version "$MACHETE_VERSION" --locked --quiet
+  fi
+}
+step "installing cargo-machete $MACHETE_VERSION (when missing)" install_machete
+step "checking for unused dependencies" cargo machete
