@@ -29,7 +29,7 @@ step() {
 
 step "installing missing build and test dependencies" scripts/install-build-deps.sh
 step "fetching the crates of Cargo.lock (every platform)" cargo fetch --locked
-step "building the workspace and its tests (all features; about 15 min on 2 cores the first time)" \
+step "building the workspace and its tests (all features; 6 to 8 min on 2 cores the first time)" \
   cargo test --workspace --all-features --no-run
 fetch_model() { "${CARGO_TARGET_DIR:-target}/debug/lathe" model fetch 0.5b >/dev/null; }
 step "fetching the local model (0.5b; a no-op when cached)" fetch_model

@@ -10,9 +10,9 @@ fn tool(name: &str, schema: Value) -> ToolSpec {
     ToolSpec { name: name.into(), description: String::new(), input_schema: schema }
 }
 
-/// The built-in tool schemas (fixture mirroring `lathe-tools`' specs).
+/// The built-in tools' schemas, as `lathe-tools` advertises them (never a copy that can drift).
 pub(crate) fn builtin_tools() -> Vec<ToolSpec> {
-    serde_json::from_str(include_str!("../../tests/fixtures/builtin_tools.json")).unwrap()
+    lathe_tools::ToolRegistry::builtin().specs()
 }
 
 /// A `shell` tool and the local provider's `answer` tool.
@@ -147,22 +147,37 @@ fn all_optional_objects_may_be_empty() {
 }
 
 #[test]
-fn enums_refs_nullable_and_bounded_integers_are_translated() {
-    let grammar = build_grammar(&builtin_tools(), AnswerMode::Text).unwrap();
+fn the_builtin_tools_enums_refs_nullables_and_minimums_are_translated() {
+    let tools = builtin_tools();
+    let grammar = build_grammar(&tools, AnswerMode::Text).unwrap();
     assert_closed(&grammar);
-    let grep = builtin_tools().iter().position(|t| t.name == "grep").unwrap();
-    let output_mode = rule(&grammar, &format!("t{grep}-grep-output-mode"));
+    let grep = tools.iter().position(|t| t.name == "grep").unwrap();
+    // output_mode: an optional enum (schemars writes it as a nullable `$ref`).
+    let output_mode = grammar
+        .lines()
+        .find(|line| line.starts_with(&format!("t{grep}-grep-")) && line.contains("output_mode"))
+        .unwrap_or_else(|| panic!("no output_mode rule in\n{grammar}"));
     assert!(output_mode.contains(r#""\"content\"" | "\"files\"" | "\"count\"""#), "{output_mode}");
     assert!(output_mode.contains("null"), "{output_mode}");
-    // context: maximum 20 → at most one digit, no sign.
-    let context = rule(&grammar, &format!("t{grep}-grep-context"));
-    assert!(context.contains(r#"( ( "0" | [1-9] [0-9]{0,0} ) )"#), "{context}");
-    // pattern: minLength 1.
-    assert!(grammar.contains(r#""\"pattern\": " "\"" char{1,} "\"""#), "{grammar}");
     // read_file offset: minimum 1 → no zero.
     assert!(grammar.contains(r#"( ( [1-9] [0-9]{0,15} ) )"#), "{grammar}");
     // todo items: array of $ref objects with an enum status.
     assert!(grammar.contains(r#""\"in_progress\"""#), "{grammar}");
+}
+
+#[test]
+fn bounded_integers_and_min_lengths_are_translated() {
+    let schema = json!({"type": "object", "properties": {
+        "pattern": {"type": "string", "minLength": 1},
+        "context": {"type": ["integer", "null"], "minimum": 0, "maximum": 20}
+    }, "required": ["pattern"]});
+    let grammar = build_grammar(&[tool("grep", schema)], AnswerMode::Text).unwrap();
+    assert_closed(&grammar);
+    // context: maximum 20 → at most one digit, no sign.
+    let context = rule(&grammar, "t0-grep-context");
+    assert!(context.contains(r#"( ( "0" | [1-9] [0-9]{0,0} ) )"#), "{context}");
+    // pattern: minLength 1.
+    assert!(grammar.contains(r#""\"pattern\": " "\"" char{1,} "\"""#), "{grammar}");
 }
 
 #[test]
