@@ -308,17 +308,27 @@ async fn ctrl_c_during_a_read_that_never_returns_still_exits_promptly() {
     );
     command.stdout(Stdio::piped());
     let mut child = command.spawn().expect("spawn");
-    while server.requests().is_empty() {
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    // Poll for the state, not for a time: the read_file call has started (its stream-json line).
+    let stdout = child.stdout.take().expect("stdout");
+    let (lines, received) = std::sync::mpsc::channel::<String>();
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok) {
+            let _ = lines.send(line);
+        }
+    });
+    let mut seen = Vec::new();
+    while !seen.iter().any(|line: &String| line.contains("\"type\":\"tool_call\"")) {
+        let line =
+            received.recv_timeout(std::time::Duration::from_secs(20)).expect("the read_file call starts");
+        seen.push(line);
     }
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     signal(child.id(), "INT");
     let status =
         tokio::task::block_in_place(|| wait_with_deadline(&mut child, std::time::Duration::from_secs(5)));
     assert_eq!(status.and_then(|s| s.code()), Some(130), "lathe did not exit within 5 s of SIGINT");
-    let mut stdout = String::new();
-    std::io::Read::read_to_string(child.stdout.as_mut().expect("stdout"), &mut stdout).expect("read");
-    let last: Value = serde_json::from_str(stdout.lines().last().expect("result line")).expect("json");
+    reader.join().expect("reader");
+    seen.extend(received.try_iter());
+    let last: Value = serde_json::from_str(seen.last().expect("result line")).expect("json");
     assert_eq!(last["subtype"], "error_cancelled");
 }
 
@@ -336,21 +346,34 @@ async fn sigterm_kills_the_running_command_and_records_the_interruption() {
         lathe(&env, &["-p", "run it", "--yolo", "--provider", "anthropic", "--base-url", &server.url()])
             .spawn()
             .expect("spawn");
-    for _ in 0..250 {
-        if pid_file.exists() {
+    // Poll for the state: the background `sleep` has started and its pid is written.
+    let pid_written =
+        || std::fs::read_to_string(&pid_file).ok().filter(|pid| pid.trim().parse::<u32>().is_ok());
+    for _ in 0..1000 {
+        if pid_written().is_some() {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let pid = pid_written().expect("the command wrote its child's pid").trim().to_string();
     signal(child.id(), "TERM");
     let status =
         tokio::task::block_in_place(|| wait_with_deadline(&mut child, std::time::Duration::from_secs(5)));
     assert_eq!(status.and_then(|s| s.code()), Some(143));
-    let pid = std::fs::read_to_string(&pid_file).expect("pid").trim().to_string();
-    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    assert!(stat.is_empty() || stat.split_whitespace().nth(2) == Some("Z"), "sleep {pid} survived: {stat}");
+    // Poll until the child is gone (or a zombie), for at most 5 s.
+    let gone = || {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        (stat.is_empty() || stat.split_whitespace().nth(2) == Some("Z")).then_some(()).ok_or(stat)
+    };
+    for _ in 0..250 {
+        if gone().is_ok() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    if let Err(stat) = gone() {
+        panic!("sleep {pid} survived: {stat}");
+    }
     let sessions = env.home.join("sessions");
     let dir =
         std::fs::read_dir(&sessions).expect("sessions").next().expect("project dir").expect("entry").path();

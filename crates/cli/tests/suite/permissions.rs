@@ -307,6 +307,11 @@ async fn the_sandbox_stops_writes_the_analysis_cannot_see() {
             l["type"] == "warning" && l["message"].as_str().is_some_and(|m| m.contains("no OS sandbox"))
         });
         if warned {
+            // CI installs bubblewrap: there the sandbox itself must be tested, not its fallback.
+            assert!(std::env::var_os("CI").is_none(), "{backend:?}: no OS sandbox works in CI: {lines:?}");
+            eprintln!(
+                "SKIPPED ({backend:?}): no OS sandbox works on this machine; only the fallback was tested"
+            );
             // This kernel cannot sandbox: the allowed commands asked instead, so headless denied them.
             assert_eq!(
                 statuses(&lines),

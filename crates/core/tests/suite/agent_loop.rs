@@ -412,10 +412,10 @@ async fn cancel_during_a_shell_call_kills_the_group_and_pairs_every_call() {
     let trigger = cancel.clone();
     let watched = pid_file.clone();
     let cancelled_at = tokio::spawn(async move {
-        while !watched.exists() {
+        // The state, not a time: the grandchild has started and its pid is written.
+        while !std::fs::read_to_string(&watched).is_ok_and(|pid| pid.trim().parse::<i32>().is_ok()) {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
         trigger.cancel();
         Instant::now()
     });
@@ -430,8 +430,14 @@ async fn cancel_during_a_shell_call_kills_the_group_and_pairs_every_call() {
     );
 
     let pid: i32 = std::fs::read_to_string(&pid_file).expect("pid").trim().parse().expect("pid number");
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(!Path::new(&format!("/proc/{pid}")).exists() || is_zombie(pid), "grandchild {pid} still running");
+    let gone = || !Path::new(&format!("/proc/{pid}")).exists() || is_zombie(pid);
+    for _ in 0..250 {
+        if gone() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(gone(), "grandchild {pid} still running");
 
     assert!(!dir.path().join("after.txt").exists());
     let ledger = agent.ledger();

@@ -17,7 +17,9 @@ fn run(sandbox: &Sandbox, script: &str, cwd: &Path) -> Output {
     sandbox.command("bash", &args, cwd).stdin(std::process::Stdio::null()).output().expect("spawn")
 }
 
-/// The backend, or — when the kernel cannot sandbox — proof that the policy falls back to asking.
+/// The backend, or — when the kernel cannot sandbox — proof that the policy falls back to asking,
+/// and a loud skip on stderr. Under CI (`CI` set), where scripts/install-build-deps.sh installed
+/// bubblewrap, a missing backend fails the test instead: the sandbox tests must run there.
 fn backend_or_fallback() -> Option<&'static Backend> {
     let bwrap_installed = std::env::var_os("PATH")
         .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join("bwrap").is_file()));
@@ -53,6 +55,13 @@ fn backend_or_fallback() -> Option<&'static Backend> {
             assert!(touch.reason.contains("no OS sandbox"), "{}", touch.reason);
             let ls = policy.decide("shell", &Access::Execute { command: "ls".into(), cwd: f.ws.clone() });
             assert_eq!(ls.verdict, Verdict::Allow);
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI installs bubblewrap, yet no sandbox backend works here: {why}"
+            );
+            eprintln!(
+                "SKIPPED: no OS sandbox backend works on this machine ({why}); only the fallback was tested"
+            );
             None
         }
     }

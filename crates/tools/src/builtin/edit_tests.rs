@@ -203,10 +203,14 @@ async fn an_edited_file_counts_as_read_and_the_result_is_a_unified_diff() {
 async fn binary_files_are_not_edited() {
     let ws = Workspace::new();
     ws.put("b.bin", b"abc\0def");
-    // read_file refuses binary files, so the tracker never saw it: either refusal is fine, and
-    // the bytes must stay.
-    let err = ws.fails("edit_file", json!({"path": "b.bin", "old_string": "abc", "new_string": "xyz"})).await;
-    assert!(!err.is_empty());
+    // Unread, it is refused as unread; seen by the session (as if read), it is refused as binary:
+    // the binary check itself must hold, not only the read-before-edit one. The bytes stay.
+    let edit = json!({"path": "b.bin", "old_string": "abc", "new_string": "xyz"});
+    let unread = ws.fails("edit_file", edit.clone()).await;
+    assert!(unread.contains("has not been read"), "{unread}");
+    ws.ctx.files.record(&ws.path("b.bin"), b"abc\0def", None);
+    let err = ws.fails("edit_file", edit).await;
+    assert!(err.contains("looks like a binary file"), "{err}");
     assert_eq!(ws.bytes("b.bin"), b"abc\0def");
 }
 
