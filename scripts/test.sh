@@ -5,8 +5,8 @@
 #   2. fetches every package of Cargo.lock, for every platform (the MSRV test reads them all);
 #   3. builds the workspace with every feature, the local model included;
 #   4. fetches the pinned local model with Lathe's own fetcher (hash-checked; a no-op when cached);
-#   5. runs the whole test suite, then fmt, clippy and cargo-machete (no unused dependency; installed
-#      with cargo when missing).
+#   5. runs the whole test suite, then fmt, clippy, cargo-machete (no unused dependency; installed
+#      with cargo when missing) and a check that process groups are handled in crates/process only.
 # Each step says what it does and how long it took. The conformance and replay tests read
 # ../shared/{cassettes,replay} beside the repository (override with LATHE_CASSETTES / LATHE_REPLAY_DIR).
 set -euo pipefail
@@ -44,3 +44,10 @@ install_machete() {
 }
 step "installing cargo-machete $MACHETE_VERSION (when missing)" install_machete
 step "checking for unused dependencies" cargo machete
+# Process groups are started and signalled in one module only (crates/process).
+process_groups_in_one_module() {
+  local elsewhere
+  elsewhere=$(grep -rlE 'libc::(killpg|setsid|setpgid)|\.process_group\(' crates/*/src --include='*.rs' | grep -vE '^crates/process/|_tests\.rs$' || true)
+  [ -z "$elsewhere" ] || { echo "process-group code outside crates/process: $elsewhere" >&2; return 1; }
+}
+step "checking that process groups are handled in crates/process only" process_groups_in_one_module

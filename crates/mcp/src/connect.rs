@@ -51,20 +51,17 @@ impl McpSettings {
 /// Kills a stdio server's whole process group (the server and anything it started, e.g. `npx`'s
 /// child) when dropped.
 #[derive(Debug)]
-struct ProcessGroup(i32);
+struct ProcessGroup(lathe_process::Group);
 
 impl ProcessGroup {
     fn signal(&self, signal: i32) {
-        // SAFETY: killpg only sends a signal to the group this connection created.
-        unsafe {
-            libc::killpg(self.0, signal);
-        }
+        self.0.signal(signal);
     }
 }
 
 impl Drop for ProcessGroup {
     fn drop(&mut self) {
-        self.signal(libc::SIGKILL);
+        self.signal(lathe_process::SIGKILL);
     }
 }
 
@@ -92,14 +89,14 @@ impl Connection {
     /// after a short grace period, SIGKILL (for its whole process group); an HTTP session is closed.
     pub async fn shutdown(&self) {
         if let Some(group) = &self.group {
-            group.signal(libc::SIGTERM);
+            group.signal(lathe_process::SIGTERM);
         }
         let service = self.service.lock().ok().and_then(|mut slot| slot.take());
         if let Some(service) = service {
             let _ = tokio::time::timeout(SHUTDOWN_GRACE, service.cancel()).await;
         }
         if let Some(group) = &self.group {
-            group.signal(libc::SIGKILL);
+            group.signal(lathe_process::SIGKILL);
         }
     }
 }
@@ -117,12 +114,13 @@ pub(crate) async fn connect(config: &ServerConfig, settings: &McpSettings) -> Re
             let log_path = settings.log_dir.join(format!("{}.log", safe_file_name(&config.name)));
             let stderr = open_log(&log_path, command, args)?;
             let mut child = tokio::process::Command::new(command);
-            child.args(args).envs(env).current_dir(&settings.cwd).process_group(0).kill_on_drop(true);
+            child.args(args).envs(env).current_dir(&settings.cwd).kill_on_drop(true);
+            lathe_process::new_group(&mut child);
             let (transport, _) = TokioChildProcess::builder(child)
                 .stderr(stderr)
                 .spawn()
                 .map_err(|error| spawn_error(command, &error))?;
-            let group = transport.id().and_then(|pid| i32::try_from(pid).ok()).map(ProcessGroup);
+            let group = transport.id().and_then(lathe_process::Group::from_pid).map(ProcessGroup);
             let started = tokio::time::timeout(limit, handshake(transport)).await;
             let with_log = |message: String| with_stderr_tail(message, &log_path);
             let (service, tools) = match started {

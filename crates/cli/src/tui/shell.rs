@@ -19,7 +19,7 @@ pub const MAX_CONTEXT_CHARS: usize = 10_000;
 pub struct ShellJob {
     /// The command line.
     pub command: String,
-    pgid: Option<i32>,
+    group: Option<lathe_process::Group>,
     task: tokio::task::JoinHandle<ShellOutcome>,
 }
 
@@ -56,17 +56,16 @@ impl ShellJob {
     /// Starts `command` in `cwd`.
     pub fn spawn(command: &str, cwd: &Path) -> std::io::Result<ShellJob> {
         let started = Instant::now();
-        let mut child = tokio::process::Command::new("bash")
-            .arg("-c")
+        let mut bash = tokio::process::Command::new("bash");
+        bash.arg("-c")
             .arg(format!("{{ {command}\n}} 2>&1"))
             .current_dir(cwd)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
-            .process_group(0)
-            .kill_on_drop(true)
-            .spawn()?;
-        let pgid = child.id().and_then(|id| i32::try_from(id).ok());
+            .kill_on_drop(true);
+        let mut child = lathe_process::new_group(&mut bash).spawn()?;
+        let group = lathe_process::Group::of(&child);
         let mut stdout = child.stdout.take();
         let task = tokio::spawn(async move {
             let mut kept = Vec::new();
@@ -87,15 +86,13 @@ impl ShellJob {
                 elapsed: started.elapsed(),
             }
         });
-        Ok(ShellJob { command: command.to_string(), pgid, task })
+        Ok(ShellJob { command: command.to_string(), group, task })
     }
 
     /// Kills the command and everything it started.
     pub fn kill(&self) {
-        if let Some(pgid) = self.pgid {
-            // SAFETY: killpg has no memory-safety preconditions; `pgid` is the group the command
-            // leads (spawned with process_group(0)).
-            let _ = unsafe { libc::killpg(pgid, libc::SIGKILL) };
+        if let Some(group) = self.group {
+            group.signal(lathe_process::SIGKILL);
         }
     }
 

@@ -60,13 +60,13 @@ pub async fn run(hook: &HookCommand, input: &[u8], project_dir: &Path, cancel: &
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
+    lathe_process::new_group(&mut command);
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(error) => return ran(Ended::NotStarted(error.to_string()), Vec::new(), Vec::new()),
     };
-    let group = child.id().and_then(|pid| i32::try_from(pid).ok());
+    let group = lathe_process::Group::of(&child);
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
     let input = input.to_vec();
     // A hook that does not read its stdin must not block: write from a task, ignore broken pipes.
@@ -92,10 +92,7 @@ pub async fn run(hook: &HookCommand, input: &[u8], project_dir: &Path, cancel: &
     };
     if matches!(ended, Ended::TimedOut(_) | Ended::Cancelled) {
         if let Some(group) = group {
-            // SAFETY: signals only the process group this hook's shell leads.
-            unsafe {
-                libc::killpg(group, libc::SIGKILL);
-            }
+            group.signal(lathe_process::SIGKILL);
         }
         let _ = child.wait().await;
     }

@@ -24,6 +24,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::Stdio;
 use std::time::Duration;
 
+use lathe_process::{Group, GroupGuard};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio::io::AsyncReadExt;
@@ -135,17 +136,7 @@ async fn run_command(
     let writer_err = writer.try_clone().map_err(spawn_err)?;
     let mut cmd = super::shell_env::command(command, cwd, ctx);
     cmd.stdin(Stdio::null()).stdout(writer).stderr(writer_err).kill_on_drop(true);
-    // SAFETY: `setsid` is async-signal-safe and touches no memory of the parent; it runs in the
-    // forked child before exec. It cannot fail there: a freshly forked child is never a process
-    // group leader.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::setsid() == -1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    lathe_process::new_session(&mut cmd);
     non_interactive_env(&mut cmd);
     for (key, value) in &ctx.env {
         cmd.env(key, value);
@@ -153,9 +144,9 @@ async fn run_command(
     let mut child = cmd.spawn().map_err(spawn_err)?;
     // The Command still holds the pipe's write ends; drop it so EOF comes when the group is done.
     drop(cmd);
-    let pgid = child.id().map(|id| id as i32);
+    let group = Group::of(&child);
     // If this future is dropped mid-run (the caller gave up on it), the whole group goes too.
-    let mut guard = GroupGuard(pgid);
+    let mut guard = GroupGuard::new(group);
     let mut pipe = tokio::net::unix::pipe::Receiver::from_owned_fd(reader.into()).map_err(spawn_err)?;
 
     let deadline = tokio::time::Instant::now() + Duration::from_millis(timeout_ms);
@@ -171,11 +162,11 @@ async fn run_command(
         let grace_end = exited_at.map_or(deadline, |at: tokio::time::Instant| at + EXIT_GRACE);
         tokio::select! {
             _ = ctx.cancel.cancelled() => {
-                stop_group(pgid, &mut child).await;
+                stop_group(group, &mut child).await;
                 return Err(ToolError::Cancelled);
             }
             _ = tokio::time::sleep_until(deadline) => {
-                stop_group(pgid, &mut child).await;
+                stop_group(group, &mut child).await;
                 guard.disarm();
                 return Ok(Finished {
                     output,
@@ -238,44 +229,14 @@ fn non_interactive_env(cmd: &mut tokio::process::Command) {
     }
 }
 
-/// SIGKILLs the process group when dropped while armed: a call abandoned by its caller must not
-/// leave its processes running.
-struct GroupGuard(Option<i32>);
-
-impl GroupGuard {
-    fn disarm(&mut self) {
-        self.0 = None;
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        if let Some(pgid) = self.0 {
-            signal_group(pgid, libc::SIGKILL);
+/// Ends the command's whole process group (TERM, [`KILL_GRACE`], KILL) and reaps bash.
+async fn stop_group(group: Option<Group>, child: &mut Child) {
+    match group {
+        Some(group) => group.stop(child, KILL_GRACE).await,
+        None => {
+            let _ = child.start_kill();
+            let _ = tokio::time::timeout(KILL_GRACE, child.wait()).await;
         }
-    }
-}
-
-/// SIGTERM the process group, give it [`KILL_GRACE`], then SIGKILL it and reap bash.
-async fn stop_group(pgid: Option<i32>, child: &mut Child) {
-    if let Some(pgid) = pgid {
-        signal_group(pgid, libc::SIGTERM);
-        let _ = tokio::time::timeout(KILL_GRACE, child.wait()).await;
-        signal_group(pgid, libc::SIGKILL);
-    }
-    let _ = child.start_kill();
-    let _ = tokio::time::timeout(KILL_GRACE, child.wait()).await;
-}
-
-fn signal_group(pgid: i32, signal: i32) {
-    if pgid <= 1 {
-        return;
-    }
-    // SAFETY: killpg has no memory-safety preconditions; `pgid` is the group bash leads (it
-    // started a session of its own with setsid), never 0 or 1 (checked above).
-    let rc = unsafe { libc::killpg(pgid, signal) };
-    if rc != 0 {
-        tracing::debug!(pgid, signal, error = %std::io::Error::last_os_error(), "killpg failed (group already gone?)");
     }
 }
 

@@ -1,0 +1,166 @@
+//! Child processes in groups of their own, the one place Lathe touches process groups: the shell
+//! tool's commands, hook commands, the terminal UI's `!cmd` and stdio MCP servers all start
+//! through here, so that ending one ends everything it started (a background job, `npx`'s child).
+//!
+//! - [`new_session`] makes the child lead a new session (`setsid(2)`: its own process group and no
+//!   controlling terminal, so nothing it starts can open `/dev/tty`); [`new_group`] only a new
+//!   process group (`setpgid(0, 0)`).
+//! - [`Group`] names the group a started child leads; [`Group::signal`] sends a signal to the
+//!   whole group (`killpg(2)`), [`Group::stop`] sends SIGTERM, waits up to a grace period for the
+//!   leader, then SIGKILL. A [`GroupGuard`] kills the group when dropped (a future given up on).
+//!
+//! The `unsafe` of this module is the `pre_exec` hook (it runs `setsid` between fork and exec) and
+//! the `killpg` call; both are documented where they stand.
+#![warn(missing_docs)]
+
+use std::time::Duration;
+
+use tokio::process::{Child, Command};
+
+/// `SIGTERM`: asks a group to end.
+pub const SIGTERM: i32 = libc::SIGTERM;
+/// `SIGKILL`: ends a group at once.
+pub const SIGKILL: i32 = libc::SIGKILL;
+
+/// Makes `command`'s child lead a new session (and so a new process group), with no controlling
+/// terminal.
+pub fn new_session(command: &mut Command) -> &mut Command {
+    // SAFETY: `setsid` is async-signal-safe and touches no memory of the parent; the closure runs
+    // in the forked child before exec. It cannot fail there: a freshly forked child is never a
+    // process group leader.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::setsid() == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    command
+}
+
+/// Makes `command`'s child lead a new process group (in Lathe's session).
+pub fn new_group(command: &mut Command) -> &mut Command {
+    command.process_group(0)
+}
+
+/// The process group a started child leads (its pid, as [`new_session`] or [`new_group`] made
+/// it). Never 0 or 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Group(i32);
+
+impl Group {
+    /// The group `child` leads; `None` when it has already been reaped (no pid).
+    pub fn of(child: &Child) -> Option<Group> {
+        Group::from_pid(child.id()?)
+    }
+
+    /// The group led by the process `pid` (the pid of a child started in a group of its own).
+    pub fn from_pid(pid: u32) -> Option<Group> {
+        i32::try_from(pid).ok().filter(|pid| *pid > 1).map(Group)
+    }
+
+    /// The group's id.
+    pub fn id(self) -> i32 {
+        self.0
+    }
+
+    /// Sends `signal` to every process of the group; a group that is gone already is no error.
+    pub fn signal(self, signal: i32) {
+        // SAFETY: killpg has no memory-safety preconditions; the id is a group a child of Lathe's
+        // leads, never 0 or 1 (checked when the `Group` was made), so no other group is signalled.
+        let rc = unsafe { libc::killpg(self.0, signal) };
+        if rc != 0 {
+            tracing::debug!(group = self.0, signal, error = %std::io::Error::last_os_error(), "killpg failed (group already gone?)");
+        }
+    }
+
+    /// SIGTERM to the group, up to `grace` for `leader` to exit, then SIGKILL to the group, and the
+    /// leader reaped (waiting at most `grace` again).
+    pub async fn stop(self, leader: &mut Child, grace: Duration) {
+        self.signal(SIGTERM);
+        let _ = tokio::time::timeout(grace, leader.wait()).await;
+        self.signal(SIGKILL);
+        let _ = leader.start_kill();
+        let _ = tokio::time::timeout(grace, leader.wait()).await;
+    }
+}
+
+/// Kills a group (SIGKILL) when dropped, unless disarmed: what a started child leaves behind
+/// when the future running it is dropped mid-run.
+#[derive(Debug)]
+pub struct GroupGuard(Option<Group>);
+
+impl GroupGuard {
+    /// A guard for `group` (`None` guards nothing).
+    pub fn new(group: Option<Group>) -> GroupGuard {
+        GroupGuard(group)
+    }
+
+    /// The group, while armed.
+    pub fn group(&self) -> Option<Group> {
+        self.0
+    }
+
+    /// Lets the group live on (it was stopped or reaped some other way).
+    pub fn disarm(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if let Some(group) = self.0 {
+            group.signal(SIGKILL);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn alive(pid: i32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|stat| stat.split_whitespace().nth(2) != Some("Z"))
+    }
+
+    #[tokio::test]
+    async fn stopping_a_group_ends_a_background_child_too() {
+        let dir = std::env::temp_dir().join(format!("lathe-process-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_default();
+        let pid_file = dir.join("bg.pid");
+        let mut command = Command::new("bash");
+        command.arg("-c").arg(format!("sleep 30 & echo $! > {}; wait", pid_file.display()));
+        new_session(&mut command);
+        let Ok(mut child) = command.spawn() else { panic!("bash starts") };
+        let group = Group::of(&child);
+        let mut background = None;
+        for _ in 0..500 {
+            background =
+                std::fs::read_to_string(&pid_file).ok().and_then(|pid| pid.trim().parse::<i32>().ok());
+            if background.is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let Some(background) = background else { panic!("the background child started") };
+        let Some(group) = group else { panic!("the child leads a group") };
+        group.stop(&mut child, Duration::from_millis(500)).await;
+        for _ in 0..250 {
+            if !alive(background) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(!alive(background), "the background sleep {background} outlived its group");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn pids_0_and_1_are_never_a_group() {
+        assert_eq!(Group::from_pid(0), None);
+        assert_eq!(Group::from_pid(1), None);
+        assert_eq!(Group::from_pid(42).map(Group::id), Some(42));
+    }
+}
