@@ -237,3 +237,29 @@ async fn with_claude_config_dir_set_its_deny_rules_bind() {
     let dir = env.user_home.join("claude-config");
     user_deny_binds(&env, &dir.join("settings.json"), true, &[("CLAUDE_CONFIG_DIR", &dir)]).await;
 }
+
+#[tokio::test]
+async fn a_tool_outside_a_skills_allowed_tools_is_recorded_as_denied_naming_the_skill() {
+    let env = env();
+    write(
+        &env.workspace.join(".claude/skills/inspect/SKILL.md"),
+        "---\nname: inspect\ndescription: Inspect the repository\nallowed-tools: Read\n---\nInspect.\n",
+    );
+    let server = scripted(json!([
+        {"tool_calls": [{"id": "k1", "name": "skill", "arguments": {"name": "inspect"}}]},
+        {"tool_calls": [{"id": "w1", "name": "write_file", "arguments": {"path": "out.txt", "content": "x"}}]},
+        {"text": "Inspected."}
+    ]))
+    .await;
+    let out = output(lathe(&env, &server, &["-p", "inspect", "--yolo"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines = lines(&out);
+    let refused = result(&lines, "w1");
+    assert_eq!(refused["status"], "denied", "{refused}");
+    let text = refused["output"].as_str().unwrap_or_default();
+    assert!(text.contains("skill `inspect`"), "{text}");
+    let result_line = lines.iter().find(|l| l["type"] == "result").expect("result line");
+    let denials = result_line["permission_denials"].to_string();
+    assert!(denials.contains("w1") && denials.contains("write_file"), "{denials}");
+    assert!(!env.workspace.join("out.txt").exists());
+}
