@@ -297,3 +297,35 @@ async fn a_task_or_agent_matcher_gates_sub_agents() {
         assert!(seen.contains("no sub-agents today"), "{matcher}: {seen}");
     }
 }
+
+#[tokio::test]
+async fn a_comma_separated_matcher_is_a_list_of_names_and_a_server_prefix_is_pointed_out() {
+    let env = env();
+    claude_hooks(
+        &env,
+        json!({"PreToolUse": [
+            {"matcher": "Edit, Write", "hooks": [{"type": "command", "command": "echo 'no writes' >&2; exit 2"}]},
+            {"matcher": "mcp__my-srv", "hooks": [{"type": "command", "command": "true"}]}
+        ]}),
+    );
+    let server = scripted(json!([
+        call("c1", "write_file", json!({"path": "new.txt", "content": "x\n"})),
+        {"text": "blocked"}
+    ]))
+    .await;
+    let out =
+        output(lathe(&env, &server.url(), &["-p", "write", "--yolo", "--output-format", "stream-json"]))
+            .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines = json_lines(&out);
+    let results = tool_results(&lines);
+    assert_eq!(results[0]["status"], "denied", "{}", results[0]);
+    assert!(!env.workspace.join("new.txt").exists());
+    let warned = lines.iter().any(|line| {
+        line["type"] == "warning"
+            && line["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("mcp__my-srv") && m.contains("mcp__my-srv__.*"))
+    });
+    assert!(warned, "{lines:?}");
+}

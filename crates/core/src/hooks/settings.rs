@@ -48,7 +48,7 @@ pub fn claude_home() -> PathBuf {
 pub enum Matcher {
     /// No matcher, `""` or `"*"`: everything.
     All,
-    /// Plain names separated by `|` (`Edit|Write`): exact matches.
+    /// Plain names separated by `|` or `,` (`Edit|Write`, `Edit, Write`): exact matches.
     Names(Vec<String>),
     /// Anything else is a regular expression searched in the name (`mcp__github__.*`).
     Regex(regex::Regex),
@@ -61,12 +61,25 @@ impl Matcher {
         if text.is_empty() || text == "*" {
             return Ok(Matcher::All);
         }
-        if text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '|' || c == '-') {
-            return Ok(Matcher::Names(text.split('|').map(str::to_string).collect()));
+        if text.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '|' | '-' | ',' | ' ')) {
+            let names = text.split(['|', ',']).map(str::trim).filter(|name| !name.is_empty());
+            return Ok(Matcher::Names(names.map(str::to_string).collect()));
         }
         regex::Regex::new(text)
             .map(Matcher::Regex)
             .map_err(|error| format!("matcher {text:?} is not a valid regex: {error}"))
+    }
+
+    /// What a user should be told about this matcher: an exact name that is an MCP server's
+    /// prefix (`mcp__my-srv`) matches none of its tools, which are named `mcp__my-srv__<tool>`.
+    pub fn warning(&self) -> Option<String> {
+        let Matcher::Names(names) = self else { return None };
+        let server =
+            names.iter().find(|name| name.strip_prefix("mcp__").is_some_and(|rest| !rest.contains("__")))?;
+        Some(format!(
+            "matcher `{server}` names an MCP server, not a tool, so it matches no call; use `{server}__.*` for \
+             all of its tools"
+        ))
     }
 
     /// Whether any of `names` (e.g. Claude's `Bash` and Lathe's `shell`) matches.
@@ -140,7 +153,12 @@ impl HookTable {
             };
             for group in groups {
                 match parse_group(group) {
-                    Ok(group) => self.groups.push((event, group)),
+                    Ok(group) => {
+                        if let Some(warning) = group.matcher.warning() {
+                            warnings.push(format!("{label}: a {name} hook: {warning}"));
+                        }
+                        self.groups.push((event, group));
+                    }
                     Err(why) => warnings.push(format!("{label}: a {name} hook was left out: {why}")),
                 }
             }
