@@ -93,10 +93,15 @@ impl ToolScope {
             },
             Access::Read(paths) | Access::Write(paths) => {
                 let write = matches!(access, Access::Write(_));
-                match paths
-                    .iter()
-                    .find(|path| !self.rules.iter().any(|rule| rule.matches_path(tool, write, &[path])))
-                {
+                // As written and with links resolved: a link inside the scope to a file outside
+                // it is outside.
+                let covered = |path: &std::path::Path| {
+                    let real = crate::path::real_path(path);
+                    [path, real.as_path()]
+                        .iter()
+                        .all(|path| self.rules.iter().any(|rule| rule.matches_path(tool, write, &[path])))
+                };
+                match paths.iter().find(|path| !covered(path)) {
                     None if !paths.is_empty() => Ok(()),
                     None => outside(format!("a {tool} call without a path")),
                     Some(path) => outside(format!("`{}`", path.display())),
@@ -136,9 +141,10 @@ impl ToolScope {
             return Some(format!("`{}` (no command in it)", one_line(command)));
         }
         parsed.commands.iter().find_map(|cmd| {
-            // With its wrappers and assignments in front: `sudo git diff` and
-            // `GIT_EXTERNAL_DIFF=x git diff` are not `git diff`.
-            let mut text = cmd.rule_text();
+            // With its wrappers and assignments in front, and a program from elsewhere with its
+            // path: `sudo git diff`, `GIT_EXTERNAL_DIFF=x git diff` and `./tools/git diff` are not
+            // `git diff`.
+            let mut text = cmd.allow_text();
             for wrapper in cmd.wrappers.iter().rev() {
                 text = format!("{wrapper} {text}");
             }

@@ -34,6 +34,11 @@ fn a_shell_scope_covers_every_simple_command_or_refuses() {
         ("git diffx", false),
         ("git status", false),
         ("eval \"$X\"", false),
+        ("./tools/git diff", false),
+        ("tools/git diff HEAD", false),
+        ("/tmp/x/git diff", false),
+        ("/usr/bin/git diff", true),
+        ("git diff <<EOF\n$(touch P)\nEOF", false),
         ("", false),
     ];
     for (command, inside) in table {
@@ -71,4 +76,22 @@ fn path_and_domain_scopes() {
     let fetch = scope(&["WebFetch(domain:docs.rs)"]);
     assert!(fetch.check("web_fetch", &Access::Fetch { url: "https://docs.rs/x".into() }).is_ok());
     assert!(fetch.check("web_fetch", &Access::Fetch { url: "https://evil.com/docs.rs".into() }).is_err());
+}
+
+#[test]
+fn a_link_inside_a_path_scope_to_a_file_outside_it_is_outside() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::create_dir_all(root.join("secret")).unwrap();
+    std::fs::write(root.join("secret/k"), "TOPSECRET").unwrap();
+    std::fs::write(root.join("src/a.rs"), "fn main() {}").unwrap();
+    std::os::unix::fs::symlink(root.join("secret/k"), root.join("src/link")).unwrap();
+    std::os::unix::fs::symlink(root.join("secret"), root.join("src/dirlink")).unwrap();
+    let mut read = ToolScope::default();
+    read.add("Read(src/**)", true, "agents/x.md", anchors(&root, None)).unwrap();
+    let access = |rel: &str| Access::Read(vec![root.join(rel)]);
+    assert!(read.check("read_file", &access("src/a.rs")).is_ok());
+    assert!(read.check("read_file", &access("src/link")).is_err());
+    assert!(read.check("read_file", &access("src/dirlink/k")).is_err());
 }

@@ -373,3 +373,32 @@ async fn invalid_arguments_are_reported_as_invalid_not_as_denied() {
     assert!(output_of(&lines, "c1").contains("invalid arguments"), "{}", output_of(&lines, "c1"));
     assert_eq!(lines.last().expect("result")["permission_denials"], json!([]));
 }
+
+#[tokio::test]
+async fn substitutions_in_heredocs_and_expansions_and_programs_from_the_workspace_are_not_read_only() {
+    let p = project();
+    std::fs::create_dir_all(p.ws.join("tools")).expect("dir");
+    std::fs::write(p.ws.join("tools/git"), "#!/bin/sh\ntouch fake-git-ran\n").expect("fake git");
+    let mut permissions = std::fs::metadata(p.ws.join("tools/git")).expect("meta").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(p.ws.join("tools/git"), permissions).expect("chmod");
+    let server = scripted(vec![
+        shell("c1", "cat <<EOF\n$(touch heredoc-ran)\nEOF"),
+        shell("c2", "echo \"${x:-`touch backtick-ran`}\""),
+        shell("c3", "./tools/git status"),
+        shell("c4", "cat <<'EOF'\n$(touch not-expanded)\nEOF"),
+    ])
+    .await;
+    let out = output(lathe(&p, &server, &["-p", "go", "--permission-mode", "default"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let got = statuses(&lines(&out));
+    let expected: Vec<(String, String)> =
+        [("c1", "denied"), ("c2", "denied"), ("c3", "denied"), ("c4", "completed")]
+            .iter()
+            .map(|(id, status)| (id.to_string(), status.to_string()))
+            .collect();
+    assert_eq!(got, expected);
+    for ran in ["heredoc-ran", "backtick-ran", "fake-git-ran", "not-expanded"] {
+        assert!(!p.ws.join(ran).exists(), "{ran}");
+    }
+}

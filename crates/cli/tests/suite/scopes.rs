@@ -263,3 +263,56 @@ async fn a_tool_outside_a_skills_allowed_tools_is_recorded_as_denied_naming_the_
     assert!(denials.contains("w1") && denials.contains("write_file"), "{denials}");
     assert!(!env.workspace.join("out.txt").exists());
 }
+
+#[tokio::test]
+async fn a_second_skill_narrows_the_first_ones_allowed_tools_never_widens_them() {
+    let env = env();
+    write(
+        &env.workspace.join(".claude/skills/inspect/SKILL.md"),
+        "---\nname: inspect\ndescription: Inspect\nallowed-tools: Read, Bash(git status:*)\n---\nInspect.\n",
+    );
+    write(
+        &env.workspace.join(".claude/skills/wide/SKILL.md"),
+        "---\nname: wide\ndescription: Wide\nallowed-tools: Bash\n---\nWide.\n",
+    );
+    let server = scripted(json!([
+        {"tool_calls": [{"id": "k1", "name": "skill", "arguments": {"name": "inspect"}}]},
+        {"tool_calls": [{"id": "k2", "name": "skill", "arguments": {"name": "wide"}}]},
+        {"tool_calls": [shell("s1", "touch AFTER_WIDE")]},
+        {"text": "Done."}
+    ]))
+    .await;
+    let out = output(lathe(&env, &server, &["-p", "inspect", "--yolo"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines = lines(&out);
+    assert_eq!(result(&lines, "s1")["status"], "denied", "{}", result(&lines, "s1"));
+    assert!(!env.workspace.join("AFTER_WIDE").exists());
+}
+
+#[tokio::test]
+async fn a_program_named_by_a_path_is_not_the_program_a_scope_names() {
+    let env = env();
+    write(
+        &env.workspace.join(".claude/agents/reviewer.md"),
+        "---\nname: reviewer\ndescription: Reviews\ntools: Bash(git diff *)\n---\nReview.\n",
+    );
+    write(&env.workspace.join("tools/git"), "#!/bin/sh\ntouch FAKE_GIT_RAN\n");
+    let mut permissions = std::fs::metadata(env.workspace.join("tools/git")).expect("meta").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(env.workspace.join("tools/git"), permissions).expect("chmod");
+    let server = scripted(json!([
+        {"tool_calls": [{"id": "t1", "name": "task",
+                         "arguments": {"description": "r", "prompt": "r", "subagent_type": "reviewer"}}]},
+        {"tool_calls": [shell("s1", "./tools/git diff"), shell("s2", "git diff <<EOF\n$(touch P38)\nEOF")]},
+        {"text": "Reviewed."},
+        {"text": "Done."}
+    ]))
+    .await;
+    let out = output(lathe(&env, &server, &["-p", "review", "--yolo"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines = lines(&out);
+    for id in ["s1", "s2"] {
+        assert_eq!(result(&lines, id)["status"], "denied", "{id}: {}", result(&lines, id));
+    }
+    assert!(!env.workspace.join("FAKE_GIT_RAN").exists() && !env.workspace.join("P38").exists());
+}

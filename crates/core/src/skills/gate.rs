@@ -14,10 +14,11 @@ use serde_json::Value;
 
 use crate::tool_scope::ToolList;
 
-/// The `allowed-tools` of the skill in force, if any.
+/// The `allowed-tools` of the skills in force this turn: each loaded skill that names some adds
+/// a layer, and a call must pass every layer (a second skill narrows, never widens).
 #[derive(Debug, Default)]
 pub struct ToolGate {
-    active: Mutex<Option<Active>>,
+    active: Mutex<Vec<Active>>,
 }
 
 #[derive(Debug, Clone)]
@@ -27,14 +28,33 @@ struct Active {
     list: ToolList,
 }
 
+impl Active {
+    fn refusal(&self, tool: &str, access: Option<&Access>) -> Option<String> {
+        let Some(scope) = self.list.scope(tool) else {
+            return Some(format!(
+                "{tool} is not in the allowed-tools of the skill `{}` ({}), which holds until this turn ends; \
+                 not run",
+                self.skill,
+                self.written.join(", ")
+            ));
+        };
+        let outside = scope.check(tool, access?).err()?;
+        Some(format!(
+            "{outside} in the allowed-tools of the skill `{}` ({}), which holds until this turn ends; not run",
+            self.skill,
+            self.written.join(", ")
+        ))
+    }
+}
+
 impl ToolGate {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Active>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Active>> {
         self.active.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Puts the skill `skill` with `allowed_tools` (Claude's or Lathe's names, optionally scoped:
-    /// `Bash(git status:*)`) in force; an empty list leaves the gate as it is. Path scopes are
-    /// relative to `workspace`. Returns the notes on entries left out.
+    /// `Bash(git status:*)`) in force, on top of any skill already in force; an empty list adds
+    /// nothing. Path scopes are relative to `workspace`. Returns the notes on entries left out.
     pub fn activate(&self, skill: &str, allowed_tools: &[String], workspace: &Path) -> Vec<String> {
         if allowed_tools.is_empty() {
             return Vec::new();
@@ -42,34 +62,19 @@ impl ToolGate {
         let owner = format!("the allowed-tools of the skill `{skill}`");
         let list = ToolList::parse(allowed_tools, &owner, workspace);
         let notes = list.notes.clone();
-        *self.lock() = Some(Active { skill: skill.to_string(), written: allowed_tools.to_vec(), list });
+        self.lock().push(Active { skill: skill.to_string(), written: allowed_tools.to_vec(), list });
         notes
     }
 
     /// Lifts the restriction (at the end of a user turn).
     pub fn clear(&self) {
-        *self.lock() = None;
+        self.lock().clear();
     }
 
-    /// Why `tool` may not run now, if it may not: not in the list at all, or (with `access`, what
-    /// the call touches) outside its scope.
+    /// Why `tool` may not run now, if it may not: not in the list of a skill in force, or (with
+    /// `access`, what the call touches) outside its scope.
     pub fn refusal(&self, tool: &str, access: Option<&Access>) -> Option<String> {
-        let active = self.lock();
-        let active = active.as_ref()?;
-        let Some(scope) = active.list.scope(tool) else {
-            return Some(format!(
-                "{tool} is not in the allowed-tools of the skill `{}` ({}), which holds until this turn ends; \
-                 not run",
-                active.skill,
-                active.written.join(", ")
-            ));
-        };
-        let outside = scope.check(tool, access?).err()?;
-        Some(format!(
-            "{outside} in the allowed-tools of the skill `{}` ({}), which holds until this turn ends; not run",
-            active.skill,
-            active.written.join(", ")
-        ))
+        self.lock().iter().find_map(|active| active.refusal(tool, access))
     }
 
     /// `tools` with every tool but `skill` behind this gate.

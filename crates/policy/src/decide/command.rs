@@ -83,7 +83,8 @@ impl Ctx<'_> {
         let mut all_by_rule = !parsed.commands.is_empty();
         for cmd in &parsed.commands {
             let text = cmd.rule_text();
-            let allow = self.rules.find(RuleKind::Allow, |rule| rule.matches_command(&text));
+            let allow_text = cmd.allow_text();
+            let allow = self.rules.find(RuleKind::Allow, |rule| rule.matches_command(&allow_text));
             match shell::classify(cmd, &places) {
                 Class::ReadOnly => all_by_rule &= allow.is_some(),
                 Class::Mutating => match allow {

@@ -169,7 +169,12 @@ pub fn classify(cmd: &SimpleCommand, places: &Places<'_>) -> Class {
     if let Some(what) = destructive(program, cmd, places) {
         return Class::Destructive(what);
     }
-    if !risky && super::read_only::read_only(program, cmd) { Class::ReadOnly } else { Class::Mutating }
+    let from_elsewhere = cmd.program_from_elsewhere();
+    if !risky && !from_elsewhere && super::read_only::read_only(program, cmd) {
+        Class::ReadOnly
+    } else {
+        Class::Mutating
+    }
 }
 
 /// Judges a redirection that writes a file: inside the writable roots it is mutating, elsewhere

@@ -86,6 +86,30 @@ impl SimpleCommand {
         Some(first.text.rsplit('/').next().unwrap_or(&first.text))
     }
 
+    /// Whether the program is named by a path outside the system's program directories
+    /// (`./tools/git`, `/tmp/x/git`): then it is not the program its name says — a repository can
+    /// ship an executable called `git` — so it is never read-only and never matches an allow rule
+    /// or a scope written for the bare name.
+    pub fn program_from_elsewhere(&self) -> bool {
+        const SYSTEM: &[&str] = &["/usr/bin/", "/bin/", "/usr/local/bin/", "/usr/sbin/", "/sbin/"];
+        self.words.first().is_some_and(|word| {
+            !word.dynamic
+                && word.text.contains('/')
+                && !SYSTEM
+                    .iter()
+                    .any(|dir| word.text.strip_prefix(dir).is_some_and(|rest| !rest.contains('/')))
+        })
+    }
+
+    /// The command as allow rules and scopes see it: [`SimpleCommand::rule_text`], except that a
+    /// program from elsewhere keeps its path (`./tools/git diff`).
+    pub fn allow_text(&self) -> String {
+        if !self.program_from_elsewhere() {
+            return self.rule_text();
+        }
+        self.words.iter().map(|word| word.text.as_str()).collect::<Vec<_>>().join(" ")
+    }
+
     /// The arguments after the program.
     pub fn args(&self) -> &[Word] {
         self.words.get(1..).unwrap_or(&[])

@@ -126,8 +126,40 @@ impl Walker<'_> {
                     cwd: self.cwd.clone(),
                 });
             }
+            // An unquoted heredoc's body is expanded: its substitutions run before the command.
+            "heredoc_body" if !self.quoted_heredoc(node) => self.substitutions(node),
             "comment" | "heredoc_body" | "heredoc_start" | "heredoc_end" => {}
+            "expansion" => {
+                self.walk_children(node);
+                // `${x:-`cmd`}`: a backtick substitution the grammar leaves inside the expansion's
+                // text runs too, and cannot be followed.
+                if self.text(node).contains('`') && !has_descendant(node, "command_substitution") {
+                    self.out.unknown.push(format!(
+                        "a backtick substitution inside `{}` (write it as $(…) outside the expansion)",
+                        self.text(node)
+                    ));
+                }
+            }
             _ => self.walk_children(node),
+        }
+    }
+
+    /// Whether the heredoc whose body is `body` has a quoted delimiter (`<<'EOF'`: no expansion).
+    fn quoted_heredoc(&self, body: Node<'_>) -> bool {
+        let Some(redirect) = body.parent() else { return false };
+        let mut cursor = redirect.walk();
+        let start = redirect.named_children(&mut cursor).find(|n| n.kind() == "heredoc_start");
+        start.is_some_and(|start| self.text(start).contains(['\'', '"', '\\']))
+    }
+
+    /// The substitutions inside an expanded heredoc body, walked as commands; a backtick the
+    /// grammar did not parse as one cannot be followed.
+    fn substitutions(&mut self, body: Node<'_>) {
+        self.walk_children(body);
+        let text = self.text(body);
+        let parsed = has_descendant(body, "command_substitution");
+        if !parsed && (text.contains('`') || text.contains("$(")) {
+            self.out.unknown.push("a substitution in a heredoc that could not be parsed".into());
         }
     }
 
@@ -188,7 +220,11 @@ impl Walker<'_> {
                 kind if kind.ends_with("_redirect") => own_redirects.push(child),
                 _ => {
                     // Substitutions inside a word run before the command.
-                    self.walk_children(child);
+                    if child.kind() == "expansion" {
+                        self.walk(child, false);
+                    } else {
+                        self.walk_children(child);
+                    }
                     words.push(eval(child, self.src));
                 }
             }
@@ -310,4 +346,11 @@ fn operator<'s>(node: Node<'_>, src: &'s str) -> &'s str {
         }
     }
     ""
+}
+
+/// Whether `node` has a descendant of `kind`.
+fn has_descendant(node: Node<'_>, kind: &str) -> bool {
+    let mut cursor = node.walk();
+    let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+    children.into_iter().any(|child| child.kind() == kind || has_descendant(child, kind))
 }

@@ -75,3 +75,25 @@ fn fork_bombs_are_recognised() {
     assert_eq!(parse("bomb() { bomb | bomb & }; bomb").fork_bombs, ["bomb"]);
     assert!(parse("f() { echo hi; }; f").fork_bombs.is_empty());
 }
+
+#[test]
+fn substitutions_in_heredocs_and_expansions_are_followed_or_unknown() {
+    for command in [
+        "git diff <<EOF\n$(touch P38)\nEOF",
+        "git diff --stat <<EOF\n`touch U4`\nEOF",
+        "cat <<-EOF\n\t$(touch H2)\n\tEOF",
+        "cat <<EOF | cat\n$(touch H3)\nEOF",
+        "echo \"$(cat <<EOF\n$(touch H6)\nEOF\n)\"",
+    ] {
+        let parsed = parse(command);
+        let seen = parsed.commands.iter().any(|cmd| cmd.program() == Some("touch"));
+        assert!(seen || !parsed.unknown.is_empty(), "{command:?}: {parsed:?}");
+    }
+    for command in ["git diff \"${x:=`touch P28`}\"", "echo ${x:=`touch H4`}", "echo ${x:-$[`touch Q26`]}"] {
+        let parsed = parse(command);
+        let seen = parsed.commands.iter().any(|cmd| cmd.program() == Some("touch"));
+        assert!(seen || !parsed.unknown.is_empty(), "{command:?}: {parsed:?}");
+    }
+    // A quoted delimiter expands nothing: the body is text.
+    assert_eq!(programs("cat <<'EOF'\n$(touch nothing)\nEOF"), ["cat"]);
+}
