@@ -190,7 +190,8 @@ async fn user_deny_binds(env: &Env, settings: &Path, deny_first: bool, extra_env
         {"tool_calls": [{"id": "r1", "name": "read_file", "arguments": {"path": "config/prod.key"}},
                         {"id": "g1", "name": "grep", "arguments": {"pattern": "SECRET"}},
                         {"id": "l1", "name": "glob", "arguments": {"pattern": "**/*.key"}},
-                        shell("c1", "cat config/prod.key")]},
+                        shell("c1", "cat config/prod.key"), shell("c2", "cat config/*"),
+                        shell("c3", "cat < config/prod.key"), shell("c4", "cat {config,x}/prod.key")]},
         {"text": "Read."}
     ]))
     .await;
@@ -216,8 +217,10 @@ async fn user_deny_binds(env: &Env, settings: &Path, deny_first: bool, extra_env
     assert!(grep.contains("1 entry not shown: denied by the deny rule `Read(config/prod.key)`"), "{grep}");
     let glob = result(&lines, "l1")["output"].as_str().unwrap_or_default().to_string();
     assert!(!glob.contains("config/prod.key\n"), "{glob}");
-    let cat = result(&lines, "c1");
-    assert_eq!(cat["status"], "denied", "{cat}");
+    for id in ["c1", "c2", "c3", "c4"] {
+        let cat = result(&lines, id);
+        assert_eq!(cat["status"], "denied", "{id}: {cat}");
+    }
     let sent = serde_json::to_string(&server.requests().last().expect("request").body).expect("json");
     assert!(!sent.contains("hunter2"), "the secret reached the provider");
 }

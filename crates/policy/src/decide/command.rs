@@ -12,13 +12,28 @@ use crate::settings::too_broad;
 use crate::shell::{self, Class, Places, SimpleCommand};
 
 impl Ctx<'_> {
-    /// A deny on the first path a simple command names that a deny `Read(…)` rule covers
-    /// (`cat config/prod.key` under `Read(config/prod.key)`): what the rule forbids the file tools
-    /// is not read through the shell either, where the command line names it.
-    fn denied_read(&self, commands: &[SimpleCommand], places: &Places<'_>) -> Option<Decision> {
-        for cmd in commands {
-            for word in cmd.args() {
-                let Some(path) = places.path_of(word, &cmd.cwd) else { continue };
+    /// A deny on the first path a command line names that a deny `Read(…)` rule covers
+    /// (`cat config/prod.key`, `cat config/*`, `cat {config,x}/prod.key` and `< config/prod.key`
+    /// under `Read(config/prod.key)`): what the rule forbids the file tools is not read through
+    /// the shell either, where the command line names it. (A path computed at run time, or a
+    /// directory a command walks, is not seen.)
+    fn denied_read(&self, parsed: &shell::Parsed, places: &Places<'_>) -> Option<Decision> {
+        let any_read_deny = self.rules.rules.iter().any(|rule| {
+            rule.kind == RuleKind::Deny && matches!(rule.specifier, crate::rules::Specifier::Paths(_))
+        });
+        if !any_read_deny {
+            return None;
+        }
+        let named = parsed
+            .commands
+            .iter()
+            .flat_map(|cmd| cmd.args().iter().map(move |word| (cmd.rule_text(), word, &cmd.cwd)))
+            .chain(
+                parsed.reads.iter().map(|read| (format!("< {}", read.target.text), &read.target, &read.cwd)),
+            );
+        for (text, word, cwd) in named {
+            let Some(path) = places.path_of(word, cwd) else { continue };
+            for path in super::expand::matches(&path) {
                 let real = crate::path::real_path(&path);
                 let paths = [path.as_path(), real.as_path()];
                 if let Some(rule) =
@@ -26,11 +41,7 @@ impl Ctx<'_> {
                 {
                     return Some(Decision::deny(
                         rule.to_string(),
-                        format!(
-                            "`{}` reads {}, which is denied by the {rule}",
-                            cmd.rule_text(),
-                            path.display()
-                        ),
+                        format!("`{text}` reads {}, which is denied by the {rule}", path.display()),
                     ));
                 }
             }
@@ -73,7 +84,7 @@ impl Ctx<'_> {
         let home = self.policy.guard.home.as_deref();
         let start = crate::path::real_path(cwd);
         let places = Places { start: &start, home, writable: &self.policy.writable };
-        if let Some(decision) = self.denied_read(&parsed.commands, &places) {
+        if let Some(decision) = self.denied_read(&parsed, &places) {
             return decision;
         }
         let mut destructive = Vec::new();

@@ -23,6 +23,7 @@ use crate::path::Guard;
 use crate::rules::{Rule, RuleKind, RuleSet, ToolName};
 
 mod command;
+mod expand;
 mod files;
 use crate::sandbox::SandboxMode;
 use crate::settings::{Loaded, Poison};

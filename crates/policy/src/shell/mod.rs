@@ -147,6 +147,8 @@ pub struct Parsed {
     pub commands: Vec<SimpleCommand>,
     /// Redirections that write files.
     pub writes: Vec<Redirect>,
+    /// Redirections that read files (`< file`), for the deny `Read(…)` rules.
+    pub reads: Vec<Redirect>,
     /// Functions that call themselves in the background or through a pipe (fork bombs).
     pub fork_bombs: Vec<String>,
     /// Why (part of) the command could not be analysed; non-empty means "ask".

@@ -311,6 +311,9 @@ impl Walker<'_> {
         let target = eval(destination, self.src);
         let duplicates =
             matches!(op, ">&" | "<&") && (target.text == "-" || target.text.parse::<u32>().is_ok());
+        if matches!(op, "<" | "<>") && !duplicates {
+            self.out.reads.push(Redirect { target: target.clone(), cwd: self.cwd.clone() });
+        }
         let writes = matches!(op, ">" | ">>" | "&>" | "&>>" | ">|" | "<>" | ">&") && !duplicates;
         if !writes || (!target.dynamic && HARMLESS_TARGETS.contains(&target.text.as_str())) {
             return;
