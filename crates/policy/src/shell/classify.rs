@@ -143,6 +143,22 @@ const RISKY_VARIABLES: &[&str] = &[
     "NODE_OPTIONS",
     "PERL5OPT",
     "RUBYOPT",
+    // Prompts are expanded (PS4 by `set -x`), and bash's alias and command tables run programs.
+    "PS0",
+    "PS1",
+    "PS2",
+    "PS3",
+    "PS4",
+    "BASH_ALIASES",
+    "BASH_CMDS",
+    // Programs that read a command or a file to run from these: zgrep ($GREP), man ($MANOPT),
+    // lsb_release (sources $LSB_OS_RELEASE), rustup's proxies (toolchains and homes).
+    "GREP",
+    "MANOPT",
+    "LSB_OS_RELEASE",
+    "RUSTUP_HOME",
+    "RUSTUP_TOOLCHAIN",
+    "CARGO_HOME",
 ];
 
 /// Families of variables that configure git (`GIT_CONFIG_COUNT`, `GIT_CONFIG_KEY_0`, …), the

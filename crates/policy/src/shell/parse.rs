@@ -127,16 +127,21 @@ impl Walker<'_> {
                 });
             }
             // An unquoted heredoc's body is expanded: its substitutions run before the command.
+            "heredoc_body" if self.odd_heredoc(node) => {
+                self.out.unknown.push("a heredoc whose delimiter holds `$`".into());
+            }
             "heredoc_body" if !self.quoted_heredoc(node) => self.substitutions(node),
             "comment" | "heredoc_body" | "heredoc_start" | "heredoc_end" => {}
             "expansion" => {
                 self.walk_children(node);
                 // `${x:-`cmd`}`: a backtick substitution the grammar leaves inside the expansion's
                 // text runs too, and cannot be followed.
-                if self.text(node).contains('`') && !has_descendant(node, "command_substitution") {
+                let text = self.text(node);
+                if (text.contains('`') || text.contains("$("))
+                    && !has_descendant(node, "command_substitution")
+                {
                     self.out.unknown.push(format!(
-                        "a backtick substitution inside `{}` (write it as $(…) outside the expansion)",
-                        self.text(node)
+                        "a substitution inside `{text}` that could not be followed (write it as $(…) outside the expansion)"
                     ));
                 }
             }
@@ -152,13 +157,24 @@ impl Walker<'_> {
         start.is_some_and(|start| self.text(start).contains(['\'', '"', '\\']))
     }
 
+    /// Whether the heredoc of `body` has a delimiter bash and the grammar may read differently
+    /// (`<<$'EOF'`, `<<E$"O"F`, a line continuation in it): then where the body ends is not
+    /// known, and the command cannot be followed.
+    fn odd_heredoc(&self, body: Node<'_>) -> bool {
+        let Some(redirect) = body.parent() else { return false };
+        let mut cursor = redirect.walk();
+        let start = redirect.named_children(&mut cursor).find(|n| n.kind() == "heredoc_start");
+        start.is_some_and(|start| self.text(start).contains(['$', '\n']))
+    }
+
     /// The substitutions inside an expanded heredoc body, walked as commands; a backtick the
     /// grammar did not parse as one cannot be followed.
     fn substitutions(&mut self, body: Node<'_>) {
         self.walk_children(body);
         let text = self.text(body);
         let parsed = has_descendant(body, "command_substitution");
-        if !parsed && (text.contains('`') || text.contains("$(")) {
+        // A line continuation is joined before expansion (`$\⏎(cmd)` is `$(cmd)`).
+        if text.contains("\\\n") || (!parsed && (text.contains('`') || text.contains("$("))) {
             self.out.unknown.push("a substitution in a heredoc that could not be parsed".into());
         }
     }

@@ -121,6 +121,11 @@ pub(super) fn read_only(program: &str, cmd: &SimpleCommand) -> bool {
     let any = |f: &dyn Fn(&str) -> bool| args.iter().any(|a| f(a));
     match program {
         "git" => git_read_only(cmd),
+        // Only the options that make a script stricter; `-a`, `-k` and `-x` change what later
+        // commands get in their environment or expand (PS4).
+        "set" => set_is_harmless(&args),
+        // Printing or querying options only; `shopt -s expand_aliases` changes what runs.
+        "shopt" => args.iter().all(|a| matches!(*a, "-p" | "-q" | "-o")) || args.is_empty(),
         "find" => !args.iter().any(|a| {
             matches!(
                 *a,
@@ -228,4 +233,23 @@ fn sed_prints_lines(args: &[&str]) -> bool {
         && !lines.is_empty()
         && lines.split(',').all(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit() || c == '$'))
         && files.iter().all(|f| !f.starts_with('-') || *f == "-")
+}
+
+/// Whether `set ARGS` only makes the script stricter or sets positional parameters (`set -euo
+/// pipefail`, `set -- a b`).
+fn set_is_harmless(args: &[&str]) -> bool {
+    let mut positional = false;
+    args.iter().all(|arg| {
+        if positional {
+            return true;
+        }
+        if *arg == "--" || *arg == "-" {
+            positional = true;
+            return true;
+        }
+        match arg.strip_prefix(['-', '+']) {
+            Some(flags) => flags.chars().all(|flag| "euoCfb".contains(flag)),
+            None => matches!(*arg, "pipefail" | "errexit" | "nounset" | "noclobber" | "noglob"),
+        }
+    })
 }

@@ -62,7 +62,10 @@ fn unwrap_into(
                     return;
                 }
             },
-            "command" if args.iter().any(|a| *a == "-v" || *a == "-V") => None,
+            // `command -v NAME` only prints; a `-v` after the command name is that command's.
+            "command" if args.iter().take_while(|a| a.starts_with('-')).any(|a| a.contains(['v', 'V'])) => {
+                None
+            }
             "command" => Some(options(&args, &[], |a| a == "-p")),
             "builtin" | "nohup" | "setsid" => Some(options(&args, &[], |a| a.starts_with('-'))),
             "time" => Some(options(&args, &[], |a| a == "-p")),

@@ -610,3 +610,40 @@ fn an_mcp_tool_asks_unless_read_only_or_allowed_and_always_stores_its_name() {
     let other = policy.decide("mcp__github__create_issue", &Access::Undeclared { read_only: false });
     assert_eq!(other.verdict, Verdict::Ask);
 }
+
+/// Commands that look read-only but run something of the attacker's: none may run without asking.
+#[test]
+fn commands_that_smuggle_a_program_in_are_not_read_only() {
+    let f = fixture();
+    let policy = policy(&f, PermissionMode::Default);
+    for command in [
+        "PS4='$(touch MK)'; set -x; echo hi",
+        "declare PS4='$(touch MK)'; set -o xtrace",
+        "shopt -s expand_aliases\nBASH_ALIASES=([ls]='touch MK')\nls",
+        "BASH_CMDS=([ls]=/usr/bin/touch); ls MK",
+        "set -a; : ${BASH_ENV:=/dev/stdin}; bash -c 'echo hi' <<< 'touch MK'",
+        "set -k\nbash -c 'echo hi' BASH_ENV=/dev/stdin <<< 'touch MK'",
+        "command touch -- MK -v",
+        "command sh -c 'touch MK' -V",
+        "x=abc; echo ${x#$(touch MK)}",
+        "x=abc; echo \"${x^^$(touch MK)}\"",
+        "cat <<$'EOF'\nEOF\ntouch MK\n$'EOF'",
+        "cat <<EOF\n$\\\n(touch MK)\nEOF",
+        "GREP='touch MK;grep' zgrep x /etc/hostname",
+        "MANOPT='-C/dev/stdin' git log --help",
+        "LSB_OS_RELEASE=/proc/self/environ lsb_release -a",
+        "RUSTUP_HOME=MK cargo --version",
+        "git diff <<EOF\n$(touch MK)\nEOF",
+        "./tools/git status",
+    ] {
+        let decision =
+            policy.decide("shell", &Access::Execute { command: command.into(), cwd: f.ws.clone() });
+        assert_ne!(decision.verdict, Verdict::Allow, "{command:?}: {decision:?}");
+    }
+    for command in ["set -euo pipefail; ls", "set -e", "shopt -p", "command -v git", "cat <<'EOF'\n$(x)\nEOF"]
+    {
+        let decision =
+            policy.decide("shell", &Access::Execute { command: command.into(), cwd: f.ws.clone() });
+        assert_eq!(decision.verdict, Verdict::Allow, "{command:?}: {decision:?}");
+    }
+}
