@@ -244,9 +244,21 @@ impl Policy {
             Ok(rules) => rules,
             Err(poisoned) => poisoned.into_inner(),
         };
+        if !rules.denies_paths() {
+            return None;
+        }
         let real = crate::path::real_path(path);
         let paths = [path, real.as_path()];
         rules.find(RuleKind::Deny, |rule| rule.matches_path(tool, false, &paths)).map(Rule::to_string)
+    }
+
+    /// Whether some deny rule may forbid reading a path ([`RuleSet::denies_paths`]): a search
+    /// tool's walk checks its entries only then.
+    pub fn denies_paths(&self) -> bool {
+        match self.rules.read() {
+            Ok(rules) => rules.denies_paths(),
+            Err(poisoned) => poisoned.into_inner().denies_paths(),
+        }
     }
 
     /// Decides one call of `tool` that touches `access`.

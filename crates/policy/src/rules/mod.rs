@@ -341,6 +341,14 @@ pub struct RuleSet {
 }
 
 impl RuleSet {
+    /// Whether some deny rule may forbid reading a path (a path rule, or a bare one such as
+    /// `Read`): without one, no read needs checking path by path.
+    pub fn denies_paths(&self) -> bool {
+        self.rules.iter().any(|rule| {
+            rule.kind == RuleKind::Deny && matches!(rule.specifier, Specifier::Paths(_) | Specifier::All)
+        })
+    }
+
     /// The first rule of `kind` for which `test` holds.
     pub fn find(&self, kind: RuleKind, test: impl Fn(&Rule) -> bool) -> Option<&Rule> {
         self.rules.iter().filter(|rule| rule.kind == kind).find(|rule| test(rule))

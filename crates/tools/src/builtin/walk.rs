@@ -107,6 +107,8 @@ pub(crate) fn walker(
     }
     let denied = Denied::default();
     let log = denied.clone();
+    // Decided once per walk: with no deny rule that could hide a path, entries are not checked.
+    let policy = policy.filter(|policy| policy.denies_paths());
     builder.filter_entry(move |entry| {
         if entry.file_name() == ".git" {
             return false;
