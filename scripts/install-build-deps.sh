@@ -3,7 +3,8 @@
 # (llama.cpp is built by cmake; its Rust bindings are generated with libclang), bubblewrap (the OS
 # sandbox of shell commands, exercised by the sandbox tests), tmux (the terminal UI's end-to-end tests
 # drive the real binary in a tmux pane), and the commands the tests drive: git, and `script`
-# (util-linux, Debian package bsdutils), which gives lathe a real terminal. Then runs
+# (util-linux, Debian package bsdutils), which gives lathe a real terminal, and python3 (the
+# module-cycle check of lathe-core). Then runs
 # scripts/install-test-deps.sh (Node.js and the MCP servers the MCP tests run against). A no-op when
 # they are already there.
 set -euo pipefail
@@ -20,6 +21,7 @@ for package in cmake libclang-dev bubblewrap tmux; do
 done
 command -v git >/dev/null 2>&1 || missing+=(git)
 command -v script >/dev/null 2>&1 || missing+=(bsdutils)
+command -v python3 >/dev/null 2>&1 || missing+=(python3)
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""
   if [ "$(id -u)" -ne 0 ]; then

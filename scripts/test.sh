@@ -51,3 +51,12 @@ process_groups_in_one_module() {
   [ -z "$elsewhere" ] || { echo "process-group code outside crates/process: $elsewhere" >&2; return 1; }
 }
 step "checking that process groups are handled in crates/process only" process_groups_in_one_module
+step "checking that the modules of lathe-core import each other without a cycle" \
+  python3 scripts/module-cycles.py crates/core/src
+# No source file over 500 lines, tests (`*_tests.rs`, `tests/`) excepted.
+files_under_500_lines() {
+  local long
+  long=$(find crates -name '*.rs' -path '*/src/*' ! -name '*_tests.rs' ! -name 'tests.rs' -exec awk 'END { if (NR > 500) print FILENAME ": " NR " lines" }' {} \;)
+  [ -z "$long" ] || { echo "files over 500 lines: $long" >&2; return 1; }
+}
+step "checking that no source file is over 500 lines" files_under_500_lines

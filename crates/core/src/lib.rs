@@ -2,40 +2,60 @@
 //! execution under the permission gate, the session store and file history, configuration and
 //! prompt assembly (ARCHITECTURE.md §1).
 //!
+//! The public surface is what front ends use: [`host`] (start a session, its handle and flags),
+//! the [`Agent`] for embedding the loop directly, and the modules whose types appear in those
+//! (`context`, `guards`, `hooks`, `instructions`, `mcp`, `paths`, `session`); everything else is
+//! internal to the crate.
+//!
+//! Where things are:
+//! - `host/`: the session builder (configuration → provider, tools, policy, MCP, agent), the
+//!   session's op/event runner and its approver;
+//! - `agent/`: the loop, in owned parts (see [`Agent`]); `requester`: the one model-request stream
+//!   loop (turns and compaction summaries); `exec`: running one response's calls under the gate;
+//! - `context/`: budget, pruning and compaction decisions; `history/`: file snapshots for
+//!   `/rewind`; `session/`: the session files;
+//! - `instructions/`, `prompt`: instruction files, path-scoped rules and the system prompt;
+//! - `hooks/`, `skills/`, `subagent/`, `commands`, `mcp`, `definitions`, `frontmatter`: extensions;
+//! - `permissions`, `tool_scope`, `guards`, `progress`, `recovery`, `text_calls`: the checks around
+//!   calls and requests.
+//!
+//! No two modules of the crate import each other in a loop (`scripts/module-cycles.py`, run by
+//! the test script).
+//!
 //! `core` never prints and never reads the terminal: a front end starts a session with
 //! [`host::SessionBuilder`], sends [`lathe_protocol::AgentOp`]s and consumes
 //! [`lathe_protocol::AgentEvent`]s.
 
-pub mod agent;
-pub mod commands;
-pub mod config;
+pub(crate) mod agent;
+pub(crate) mod commands;
+pub(crate) mod config;
 pub mod context;
-mod controls;
-pub mod definitions;
-pub mod exec;
-pub mod frontmatter;
+pub(crate) mod definitions;
+pub(crate) mod exec;
+pub(crate) mod frontmatter;
 pub mod guards;
-pub mod history;
+pub(crate) mod history;
 pub mod hooks;
 pub mod host;
 pub mod instructions;
 pub mod mcp;
 pub mod paths;
-pub mod permissions;
-pub mod pricing;
-pub mod progress;
-pub mod prompt;
-pub mod recovery;
+pub(crate) mod permissions;
+pub(crate) mod pricing;
+pub(crate) mod progress;
+pub(crate) mod prompt;
+pub(crate) mod recovery;
+mod requester;
 pub mod session;
-pub mod skills;
-mod snapshot;
-pub mod subagent;
-pub mod text_calls;
-pub mod tool_scope;
+pub(crate) mod skills;
+pub(crate) mod subagent;
+pub(crate) mod text_calls;
+pub(crate) mod tool_scope;
 
+pub use agent::Rewound;
+pub use history::RewindError;
 pub use agent::{Agent, AgentSettings};
 pub use context::ContextSettings;
 pub use exec::Approver;
 pub use host::{Flags, Interaction, SessionBuilder, SessionChoice, SessionHandle, StartError};
 pub use session::SessionSummary;
-pub use snapshot::Rewound;

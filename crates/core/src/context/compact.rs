@@ -16,10 +16,9 @@
 
 use std::collections::HashSet;
 
-use futures::StreamExt;
 use lathe_protocol::{
-    Accumulator, Compaction, LedgerItem, ModelEvent, ModelRequest, ProviderError, SystemBlock,
-    ThinkingFormat, ToolSpec, Usage, UserMessage, UserOrigin,
+    Compaction, LedgerItem, ModelRequest, ProviderError, SystemBlock, ThinkingFormat, ToolSpec, Usage,
+    UserMessage, UserOrigin,
 };
 use lathe_provider::Provider;
 use lathe_tools::builtin::todo::{TodoItem, render};
@@ -27,6 +26,7 @@ use lathe_tools::{ToolContext, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
 use super::budget::{Budget, item_tokens, text_tokens};
+use crate::requester;
 
 /// The first line of the summary request; scripted model servers recognise it.
 pub const SUMMARY_REQUEST_MARKER: &str = "[context compaction] Summarize the conversation so far.";
@@ -236,24 +236,8 @@ async fn summarize_once(
     format: ThinkingFormat,
     cancel: &CancellationToken,
 ) -> (Result<String, ProviderError>, Usage, bool) {
-    let mut stream = provider.stream(request, cancel.child_token());
-    let mut acc = Accumulator::new(format);
-    loop {
-        let event = tokio::select! {
-            biased;
-            () = cancel.cancelled() => {
-                acc.push(&ModelEvent::Error { error: ProviderError::Cancelled });
-                break;
-            }
-            event = stream.next() => event,
-        };
-        let Some(event) = event else { break };
-        let terminal = matches!(event, ModelEvent::Stop { .. } | ModelEvent::Error { .. });
-        acc.push(&event);
-        if terminal {
-            break;
-        }
-    }
+    // A stream that ends without a stop still counts: what arrived is the summary.
+    let acc = requester::stream(provider, format, request, None, cancel).await.acc;
     let error = acc.error().cloned();
     let message = acc.finish(&request.model);
     let usage = message.usage;

@@ -1,5 +1,5 @@
 use super::*;
-use lathe_protocol::{AssistantMessage, Content, StopReason, ToolCall, ToolResult, ToolStatus};
+use lathe_protocol::{AssistantMessage, Content, ModelEvent, StopReason, ToolCall, ToolResult, ToolStatus};
 use serde_json::json;
 
 fn assistant(ids: &[&str]) -> LedgerItem {

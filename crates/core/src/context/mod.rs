@@ -16,8 +16,6 @@
 //! was for the anchored request). The ledger stays append-only; what is sent is
 //! [`ContextManager::messages`]: the items after the last boundary, with stubs for pruned results.
 
-mod apply;
-pub use apply::CompactOutcome;
 pub mod budget;
 pub mod compact;
 pub mod prune;
@@ -33,6 +31,19 @@ pub use compact::SUMMARY_REQUEST_MARKER;
 
 /// How many compactions may fail in a row before the run stops.
 pub const MAX_FAILED_COMPACTIONS: u32 = 3;
+
+/// How a compaction ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CompactOutcome {
+    /// A boundary was appended.
+    Compacted,
+    /// Nothing before the recent tail to summarize.
+    NothingToCompact,
+    /// Compaction failed [`MAX_FAILED_COMPACTIONS`] times in a row; the message says why.
+    Exhausted(String),
+    /// The user cancelled during the summary request.
+    Cancelled,
+}
 
 /// The user's context settings (`auto_compact`, `context_pruning` in `config.toml`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::HookEvent;
+use super::event::HookEvent;
 
 /// Default time limit of a hook command (Claude Code's).
 pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(60);

@@ -13,8 +13,9 @@ use lathe_policy::PermissionMode;
 use lathe_protocol::ThinkingFormat;
 use lathe_provider::{Protocol, Provider, ProviderConfig, RetryConfig};
 
+use super::error::StartError;
 use super::flags::Flags;
-use super::{StartError, local};
+use super::local;
 use crate::agent::AgentSettings;
 use crate::config::ConfigLayer;
 use crate::guards::DEFAULT_MAX_CALLS_PER_RESPONSE;

@@ -11,7 +11,7 @@ pub use lathe_local::{
 use lathe_local::{LocalConfig, LocalProvider};
 use lathe_provider::Provider;
 
-use super::StartError;
+use super::error::StartError;
 use crate::config::ConfigLayer;
 
 /// Builds the local provider from `[local]` config, the model name (a size, `0.5b`/`1.5b`) and the

@@ -31,6 +31,7 @@
 
 mod approver;
 mod config;
+mod error;
 mod extensions;
 mod flags;
 pub mod local;
@@ -45,28 +46,14 @@ use lathe_tools::{ToolContext, ToolRegistry};
 use tokio::sync::{mpsc, watch};
 
 pub use config::{Config, DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_MAX_TURNS, ResolvedProvider, default_provider};
+pub use error::StartError;
 pub use flags::{Flags, Interaction, SessionChoice};
 
-use crate::config::ConfigError;
 use crate::hooks::Hooks;
 use crate::session::SessionSummary;
-use crate::subagent::task::{Parent, UsageMeter};
+use crate::subagent::task::Parent;
+use crate::subagent::usage::UsageMeter;
 use crate::{Agent, instructions, paths, prompt};
-
-/// A session could not start: something the user must fix (exit status 2 in the CLI). Reported
-/// before anything on disk is touched.
-#[derive(Debug, thiserror::Error)]
-pub enum StartError {
-    /// Bad flag value (a malformed session id among them), missing directory, unknown provider.
-    #[error("{0}")]
-    Usage(String),
-    /// The session to continue or resume does not exist or its file cannot be read.
-    #[error("{0}")]
-    Session(String),
-    /// A config file is unreadable or invalid.
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-}
 
 /// What the session is, as it started.
 #[derive(Debug, Clone, PartialEq)]

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use lathe_protocol::LedgerItem;
 
-use super::StartError;
+use super::error::StartError;
 use super::flags::SessionChoice;
 use crate::history::FileHistory;
 use crate::session::{self, SessionWriter};

@@ -172,7 +172,7 @@ impl Runner {
             skills: self.skills.clone(),
             policy: self.agent.policy().clone(),
             shell: self.agent.tools().get("shell"),
-            tool_ctx: self.agent.ctx.clone(),
+            tool_ctx: self.agent.tool_context().clone(),
         };
         let expansion = match commands::expand(&command, &ctx).await {
             None => None,

@@ -16,9 +16,6 @@
 use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
-use lathe_protocol::{Content, LedgerItem, ToolCall, UserMessage, UserOrigin};
-
-use crate::agent::Agent;
 
 /// One path-scoped rule.
 #[derive(Debug, Clone)]
@@ -105,41 +102,10 @@ pub struct RuleSet {
     pub rules: Vec<Rule>,
 }
 
-impl Agent {
-    /// After a response's calls ran: loads each rule matching a file that `calls` read (and that is
-    /// not already in the conversation), as an injected message after the results.
-    pub(crate) fn load_rules_for(&mut self, calls: &[ToolCall]) {
-        if self.rules.rules.is_empty() {
-            return;
-        }
-        let read: Vec<PathBuf> = calls
-            .iter()
-            .filter(|call| call.name == "read_file")
-            .filter_map(|call| call.arguments.get("path").and_then(|path| path.as_str()))
-            .map(|path| self.ctx.resolve(path))
-            .collect();
-        let due: Vec<String> = self
-            .rules
-            .rules
-            .iter()
-            .filter(|rule| read.iter().any(|file| rule.applies_to(file)))
-            .map(Rule::message)
-            .filter(|message| !self.in_conversation(message))
-            .collect();
-        for message in due {
-            self.append(LedgerItem::User(UserMessage::injected(message)));
-        }
-    }
-
-    /// Whether this injected message is among what the next request sends (a compaction that
-    /// summarized it away lets the rule load again on the next matching read).
-    fn in_conversation(&self, message: &str) -> bool {
-        LedgerItem::sendable(&self.ledger).any(|item| match item {
-            LedgerItem::User(user) if user.origin == UserOrigin::Injected => {
-                matches!(user.content.as_slice(), [Content::Text { text }] if text == message)
-            }
-            _ => false,
-        })
+impl RuleSet {
+    /// The messages of the rules that apply to any of `files` (absolute paths), in rule order.
+    pub(crate) fn due<'a>(&'a self, files: &'a [PathBuf]) -> impl Iterator<Item = String> + 'a {
+        self.rules.iter().filter(|rule| files.iter().any(|file| rule.applies_to(file))).map(Rule::message)
     }
 }
 

@@ -11,7 +11,7 @@
 //! built-in one replaces it.
 
 pub mod task;
-mod usage;
+pub mod usage;
 
 use std::path::{Path, PathBuf};
 

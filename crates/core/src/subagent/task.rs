@@ -14,18 +14,19 @@
 //! limit, an error result when it failed.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 use lathe_policy::Policy;
-use lathe_protocol::{AgentEvent, LedgerItem, Meta, RunStats, StopCause, SystemBlock, ToolSpec, UserMessage};
+use lathe_protocol::{AgentEvent, LedgerItem, Meta, StopCause, SystemBlock, ToolSpec, UserMessage};
 use lathe_provider::Provider;
 use lathe_tools::{Access, DynTool, Effect, ToolContext, ToolError, ToolOutput, ToolRegistry, validate_args};
 use serde_json::{Value, json};
 use tokio::sync::{Semaphore, mpsc};
 
 use super::AgentCatalog;
+use super::usage::UsageMeter;
 use crate::agent::{Agent, AgentSettings};
 use crate::exec::Approver;
 use crate::session::SessionWriter;
@@ -38,51 +39,6 @@ pub const SUBAGENT_MAX_TURNS: u32 = 30;
 
 /// Wall time a sub-agent may take before it is cancelled and reported as timed out.
 pub const SUBAGENT_TIME_LIMIT: Duration = Duration::from_secs(30 * 60);
-
-/// Sub-agent usage waiting to be added to the parent's totals, and the parent's cost so far (for
-/// the sub-agents' share of the budget).
-#[derive(Debug, Default)]
-pub struct UsageMeter {
-    state: Mutex<MeterState>,
-}
-
-#[derive(Debug, Default)]
-struct MeterState {
-    pending: RunStats,
-    parent_cost_usd: f64,
-}
-
-impl UsageMeter {
-    fn lock(&self) -> std::sync::MutexGuard<'_, MeterState> {
-        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Records the parent's total cost so far (sub-agent costs already folded in).
-    pub fn set_parent_cost(&self, cost_usd: f64) {
-        self.lock().parent_cost_usd = cost_usd;
-    }
-
-    /// Adds a finished sub-agent's totals.
-    pub fn add(&self, stats: RunStats) {
-        let mut state = self.lock();
-        state.pending.input_tokens += stats.input_tokens;
-        state.pending.output_tokens += stats.output_tokens;
-        state.pending.cache_read_tokens += stats.cache_read_tokens;
-        state.pending.cache_write_tokens += stats.cache_write_tokens;
-        state.pending.cost_usd += stats.cost_usd;
-    }
-
-    /// Takes the totals added since the last call.
-    pub fn take(&self) -> RunStats {
-        std::mem::take(&mut self.lock().pending)
-    }
-
-    /// Cost spent so far by the parent and every sub-agent, in US dollars.
-    pub fn spent_usd(&self) -> f64 {
-        let state = self.lock();
-        state.parent_cost_usd + state.pending.cost_usd
-    }
-}
 
 /// What a sub-agent takes from its parent session.
 pub struct Parent {

@@ -1,50 +1,51 @@
-//! What an agent keeps for the sub-agents its `task` calls start: their usage, folded into its
-//! totals and budget, and its own answer texts (a sub-agent's partial result).
+//! The usage of the sub-agents a parent's `task` calls start, waiting to be folded into the
+//! parent's totals and budget.
 
-use std::sync::Arc;
+use std::sync::Mutex;
 
-use lathe_protocol::{AgentEvent, LedgerItem, RunStats, Usage};
-use tokio::sync::mpsc;
+use lathe_protocol::RunStats;
 
-use super::task::UsageMeter;
-use crate::agent::Agent;
+/// Sub-agent usage waiting to be added to the parent's totals, and the parent's cost so far (for
+/// the sub-agents' share of the budget).
+#[derive(Debug, Default)]
+pub struct UsageMeter {
+    state: Mutex<MeterState>,
+}
 
-impl Agent {
-    /// Counts the usage that sub-agents report to `meter` in this agent's totals and budget.
-    pub fn with_usage_meter(mut self, meter: Arc<UsageMeter>) -> Agent {
-        meter.set_parent_cost(self.stats.cost_usd);
-        self.meter = Some(meter);
-        self
+#[derive(Debug, Default)]
+struct MeterState {
+    pending: RunStats,
+    parent_cost_usd: f64,
+}
+
+impl UsageMeter {
+    fn lock(&self) -> std::sync::MutexGuard<'_, MeterState> {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The text of every assistant message of the ledger so far, in order, blank ones left out.
-    pub fn assistant_texts(&self) -> Vec<String> {
-        self.ledger
-            .iter()
-            .filter_map(|item| match item {
-                LedgerItem::Assistant(message) => Some(message.text()),
-                LedgerItem::User(_)
-                | LedgerItem::ToolResult(_)
-                | LedgerItem::Compaction(_)
-                | LedgerItem::Meta(_) => None,
-            })
-            .filter(|text| !text.trim().is_empty())
-            .collect()
+    /// Records the parent's total cost so far (sub-agent costs already folded in).
+    pub fn set_parent_cost(&self, cost_usd: f64) {
+        self.lock().parent_cost_usd = cost_usd;
     }
 
-    /// Adds the tokens and cost of the sub-agents that ran since the last call to the totals.
-    pub(crate) fn fold_subagent_usage(&mut self, events: &mpsc::UnboundedSender<AgentEvent>) {
-        let Some(meter) = &self.meter else { return };
-        let extra = meter.take();
-        if extra == RunStats::default() {
-            return;
-        }
-        self.stats.input_tokens += extra.input_tokens;
-        self.stats.output_tokens += extra.output_tokens;
-        self.stats.cache_read_tokens += extra.cache_read_tokens;
-        self.stats.cache_write_tokens += extra.cache_write_tokens;
-        self.stats.cost_usd += extra.cost_usd;
-        meter.set_parent_cost(self.stats.cost_usd);
-        let _ = events.send(AgentEvent::Usage { last: Usage::default(), stats: self.stats, context: None });
+    /// Adds a finished sub-agent's totals.
+    pub fn add(&self, stats: RunStats) {
+        let mut state = self.lock();
+        state.pending.input_tokens += stats.input_tokens;
+        state.pending.output_tokens += stats.output_tokens;
+        state.pending.cache_read_tokens += stats.cache_read_tokens;
+        state.pending.cache_write_tokens += stats.cache_write_tokens;
+        state.pending.cost_usd += stats.cost_usd;
+    }
+
+    /// Takes the totals added since the last call.
+    pub fn take(&self) -> RunStats {
+        std::mem::take(&mut self.lock().pending)
+    }
+
+    /// Cost spent so far by the parent and every sub-agent, in US dollars.
+    pub fn spent_usd(&self) -> f64 {
+        let state = self.lock();
+        state.parent_cost_usd + state.pending.cost_usd
     }
 }

@@ -1,38 +1,25 @@
-//! Carrying out the [`ContextManager`](super::ContextManager)'s decisions on an [`Agent`]: appending
+//! Carrying out the [`ContextManager`](crate::context::ContextManager)'s decisions on an [`Agent`]: appending
 //! the pruning record, running a compaction (summary request, boundary), and recovering from a
 //! "prompt too long" error. Every step is appended to the ledger and announced as an event.
 
-use lathe_protocol::{AgentEvent, CompactionTrigger, LedgerItem, Meta, ProviderError, StopCause, Usage};
+use lathe_protocol::{AgentEvent, CompactionTrigger, LedgerItem, Meta, ProviderError, StopCause};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::compact::{self, Reattached};
-use super::{Decision, MAX_FAILED_COMPACTIONS};
-use crate::agent::Agent;
-
-/// How a compaction ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CompactOutcome {
-    /// A boundary was appended.
-    Compacted,
-    /// Nothing before the recent tail to summarize.
-    NothingToCompact,
-    /// Compaction failed [`MAX_FAILED_COMPACTIONS`] times in a row; the message says why.
-    Exhausted(String),
-    /// The user cancelled during the summary request.
-    Cancelled,
-}
+use super::Agent;
+use crate::context::compact::{self, Reattached};
+use crate::context::{CompactOutcome, Decision, MAX_FAILED_COMPACTIONS};
 
 impl Agent {
     /// Before a request: prunes and compacts until the request fits. Returns the stop cause when
     /// it cannot be made to fit.
-    pub(crate) async fn fit_context(
+    pub(super) async fn fit_context(
         &mut self,
         events: &mpsc::UnboundedSender<AgentEvent>,
         cancel: &CancellationToken,
     ) -> Option<StopCause> {
         loop {
-            match self.context.decide(&self.ledger) {
+            match self.context.decide(self.transcript.items()) {
                 Decision::Send => return None,
                 Decision::Prune(meta) => {
                     if let Meta::ContextPruned { call_ids, tokens_before, tokens_after } = &meta {
@@ -48,7 +35,7 @@ impl Agent {
                     match self.compact(CompactionTrigger::Auto, None, events, cancel).await {
                         CompactOutcome::Compacted => {
                             // A compaction that leaves the request too big did not help.
-                            if self.context.used(&self.ledger) > self.context.budget().compact_at
+                            if self.context.used(self.transcript.items()) > self.context.budget().compact_at
                                 && self.context.failed()
                             {
                                 return Some(
@@ -68,7 +55,7 @@ impl Agent {
 
     /// After the provider said the prompt is too long: compacts so the request can be retried once.
     /// `None` means retry; otherwise the run stops with the cause.
-    pub(crate) async fn recover_from_overflow(
+    pub(super) async fn recover_from_overflow(
         &mut self,
         error: &ProviderError,
         events: &mpsc::UnboundedSender<AgentEvent>,
@@ -119,7 +106,7 @@ impl Agent {
     /// Summarizes everything before the recent tail and appends the boundary (PreCompact hooks run
     /// first, once, when there is something to summarize); retries a failed summary request (leaving out more of the oldest rounds after a "too long" answer) until
     /// [`MAX_FAILED_COMPACTIONS`] failures in a row.
-    pub(crate) async fn compact(
+    pub(super) async fn compact(
         &mut self,
         trigger: CompactionTrigger,
         focus: Option<&str>,
@@ -132,8 +119,8 @@ impl Agent {
             if self.context.failures() >= MAX_FAILED_COMPACTIONS {
                 return CompactOutcome::Exhausted(self.exhausted_detail("see the warnings above"));
             }
-            let tokens_before = self.context.used(&self.ledger);
-            let (view, sent, plan) = self.context.plan(&self.ledger, input_cap);
+            let tokens_before = self.context.used(self.transcript.items());
+            let (view, sent, plan) = self.context.plan(self.transcript.items(), input_cap);
             if plan.tail_start == 0 {
                 return CompactOutcome::NothingToCompact;
             }
@@ -143,10 +130,10 @@ impl Agent {
             }
             let budget = *self.context.budget();
             let first_summarized =
-                plan.summarized.first().map_or(self.ledger.len(), |&position| view[position]);
-            let left_out = compact::user_messages(&self.ledger, first_summarized, budget.reattach);
+                plan.summarized.first().map_or(self.transcript.items().len(), |&position| view[position]);
+            let left_out = compact::user_messages(self.transcript.items(), first_summarized, budget.reattach);
             let request = compact::summary_request(
-                &self.settings.model,
+                self.requester.model(),
                 &self.system,
                 self.tools.specs(),
                 &sent,
@@ -154,18 +141,22 @@ impl Agent {
                 &left_out,
                 focus,
                 &budget,
-                self.settings.prompt_caching,
+                self.requester.prompt_caching(),
             );
-            let (result, usage) =
-                compact::summarize(self.provider.as_ref(), &request, self.settings.thinking_format, cancel)
-                    .await;
-            self.account(&usage, events);
+            let (result, usage) = compact::summarize(
+                self.requester.provider(),
+                &request,
+                self.requester.thinking_format(),
+                cancel,
+            )
+            .await;
+            self.record_side_usage(&usage, events);
             let summary = match result {
                 Ok(summary) => summary,
                 Err(ProviderError::Cancelled) => return CompactOutcome::Cancelled,
                 Err(error) => {
                     if matches!(error, ProviderError::ContextWindowExceeded { .. }) {
-                        let input = compact::summarized_tokens(&view, &plan, &self.ledger);
+                        let input = compact::summarized_tokens(&view, &plan, self.transcript.items());
                         input_cap = (input / 2).min(input_cap);
                     }
                     let _ = events.send(AgentEvent::Warning {
@@ -180,33 +171,33 @@ impl Agent {
                     continue;
                 }
             };
-            let kept_from = view.get(plan.tail_start).copied().unwrap_or(self.ledger.len());
+            let kept_from = view.get(plan.tail_start).copied().unwrap_or(self.transcript.items().len());
             let mut ctx = self.ctx.clone();
             ctx.cancel = cancel.child_token();
             let reattached = Reattached {
-                user_messages: compact::user_messages(&self.ledger, kept_from, budget.reattach),
-                files: compact::recent_files(&self.ledger, kept_from, &self.tools, &ctx, budget.reattach)
-                    .await,
-                todos: compact::todos(&self.ledger),
+                user_messages: compact::user_messages(self.transcript.items(), kept_from, budget.reattach),
+                files: compact::recent_files(
+                    self.transcript.items(),
+                    kept_from,
+                    &self.tools,
+                    &ctx,
+                    budget.reattach,
+                )
+                .await,
+                todos: compact::todos(self.transcript.items()),
             };
             let text = compact::boundary(&summary, plan.tail_start, plan.omitted_rounds, &reattached);
-            let item = compact::compaction_item(&self.ledger, &view, &plan, text);
+            let item = compact::compaction_item(self.transcript.items(), &view, &plan, text);
             self.append(LedgerItem::Compaction(item));
             let _ = events.send(AgentEvent::Compacted {
                 trigger,
                 tokens_before,
-                tokens_after: self.context.used(&self.ledger),
+                tokens_after: self.context.used(self.transcript.items()),
                 summarized_items: plan.tail_start as u32,
                 kept_items: (view.len() - plan.tail_start) as u32,
                 omitted_rounds: plan.omitted_rounds,
             });
             return CompactOutcome::Compacted;
         }
-    }
-
-    /// Adds a side request's usage (a summary request) to the totals and reports it.
-    fn account(&mut self, usage: &Usage, events: &mpsc::UnboundedSender<AgentEvent>) {
-        self.add_usage(usage);
-        let _ = events.send(AgentEvent::Usage { last: *usage, stats: self.stats, context: None });
     }
 }

@@ -1,0 +1,258 @@
+//! The agent loop (ARCHITECTURE.md §3, FEATURES.md §B).
+//!
+//! One user turn: append the user message (persisted first) → loop { stop checks → pairing guard →
+//! request → stream events to the front end → append the assistant message → no tool calls? done :
+//! run the calls and append their results }. The loop ends on: no tool calls, cancel, max turns, the
+//! cost budget, or no progress (the same call failing the same way 3 times in a row, or 3 calls
+//! refused by [`crate::guards`] as repeats). Whatever the exit, every tool call in the ledger has
+//! its result, and the session file is synced.
+//!
+//! The agent is made of parts that own their state: the [`Requester`] (provider and model), the
+//! transcript (ledger, session file, file history, call ids, warnings), the context manager
+//! ([`crate::context`]), the controls (permission mode and approver), the totals (usage, cost,
+//! sub-agents' share), the hook part (prompt, stop and session hooks) and the path-scoped rules.
+//! Each file of this module is one of them, or one story told with them (`turn.rs`: one turn).
+//!
+//! A failed request is handled by [`crate::recovery`]; calls a model wrote as text are promoted by
+//! [`crate::text_calls`]; calls of a response cut short are answered, not run ([`crate::exec`]).
+
+mod compaction;
+mod controls;
+mod hooks;
+mod rewind;
+mod rules;
+mod settings;
+mod switch;
+mod totals;
+mod transcript;
+mod turn;
+mod turn_hooks;
+mod usage;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use lathe_policy::{PermissionMode, Policy};
+use lathe_protocol::{AgentEvent, ContextUsage, LedgerItem, RunStats, StopCause, SystemBlock, UserMessage};
+use lathe_provider::Provider;
+use lathe_tools::{ToolContext, ToolRegistry};
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use self::controls::Controls;
+pub use self::rewind::Rewound;
+pub use self::settings::AgentSettings;
+use self::settings::Limits;
+use self::totals::Totals;
+use self::transcript::Transcript;
+use self::turn_hooks::TurnHooks;
+use crate::context::{Budget, ContextManager};
+use crate::exec::Approver;
+use crate::history::FileHistory;
+use crate::hooks::Hooks;
+use crate::instructions::RuleSet;
+use crate::requester::Requester;
+use crate::session::SessionWriter;
+use crate::subagent::usage::UsageMeter;
+
+/// Continuations asked for when a text answer is cut by the output-token limit.
+pub const MAX_CONTINUATIONS: u32 = 3;
+
+/// A session's agent: the ledger, the provider, the tools and the session file.
+pub struct Agent {
+    requester: Requester,
+    tools: ToolRegistry,
+    ctx: ToolContext,
+    system: Vec<SystemBlock>,
+    transcript: Transcript,
+    limits: Limits,
+    controls: Controls,
+    totals: Totals,
+    /// Context accounting, pruning and compaction decisions (see [`crate::context`]).
+    context: ContextManager,
+    /// Path-scoped instruction rules, loaded on the first matching read.
+    rules: RuleSet,
+    hooks: TurnHooks,
+}
+
+impl Agent {
+    /// A new agent. `ledger` is empty for a new session or the loaded items of a resumed one.
+    pub fn new(
+        provider: Arc<dyn Provider>,
+        tools: ToolRegistry,
+        ctx: ToolContext,
+        system: Vec<SystemBlock>,
+        ledger: Vec<LedgerItem>,
+        session: Option<SessionWriter>,
+        settings: AgentSettings,
+    ) -> Agent {
+        let policy = Arc::new(Policy::with_mode(settings.permission_mode, &ctx.workspace));
+        let budget = Budget::new(settings.model_info.context_window, settings.max_output_tokens);
+        let context = ContextManager::new(budget, settings.context, &system, &tools.specs(), &ledger);
+        let requester = Requester::new(
+            provider,
+            settings.model,
+            settings.temperature,
+            settings.prompt_caching,
+            settings.thinking_format,
+        );
+        Agent {
+            requester,
+            tools,
+            ctx,
+            system,
+            transcript: Transcript::new(ledger, session),
+            limits: Limits {
+                max_turns: settings.max_turns,
+                max_calls_per_response: settings.max_calls_per_response,
+                max_cost_usd: settings.max_cost_usd,
+                max_output_tokens: settings.max_output_tokens,
+            },
+            controls: Controls::new(policy),
+            totals: Totals::new(settings.model_info),
+            context,
+            rules: RuleSet::default(),
+            hooks: TurnHooks::default(),
+        }
+    }
+
+    /// Sets the session's hooks.
+    pub fn with_hooks(mut self, hooks: Hooks) -> Agent {
+        self.hooks.set(hooks);
+        self
+    }
+
+    /// Keeps file history for `/rewind` in `history` (see [`crate::history`]).
+    pub fn with_history(mut self, history: FileHistory) -> Agent {
+        self.transcript.set_history(history);
+        self
+    }
+
+    /// Reads permission-mode changes from `modes` before each response's calls run; a change is
+    /// recorded in the ledger and announced with [`AgentEvent::ModeChanged`].
+    pub fn with_mode_watch(mut self, modes: watch::Receiver<PermissionMode>) -> Agent {
+        self.controls.watch(modes);
+        self
+    }
+
+    /// Loads `rules` when a file matching them is read (see [`crate::instructions::rules`]).
+    pub fn with_rules(mut self, rules: RuleSet) -> Agent {
+        self.rules = rules;
+        self
+    }
+
+    /// Sends `context` (the repository's state) as an injected message before the first user
+    /// message, when the session has none yet; nothing when it is empty.
+    pub fn with_session_context(mut self, context: String) -> Agent {
+        self.hooks.set_session_context(context);
+        self
+    }
+
+    /// Sets the interactive approver; without one, every `ask` is a denial (headless).
+    pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Agent {
+        self.controls.set_approver(approver);
+        self
+    }
+
+    /// Sets the permission policy (rules from the settings files, path guard, sandbox); without
+    /// one, the agent decides by its mode alone.
+    pub fn with_policy(mut self, policy: Arc<Policy>) -> Agent {
+        self.controls.set_policy(policy);
+        self
+    }
+
+    /// Counts the usage that sub-agents report to `meter` in this agent's totals and budget.
+    pub fn with_usage_meter(mut self, meter: Arc<UsageMeter>) -> Agent {
+        self.totals.set_meter(meter);
+        self
+    }
+
+    /// The permission policy.
+    pub fn policy(&self) -> &Arc<Policy> {
+        self.controls.policy()
+    }
+
+    /// The ledger so far.
+    pub fn ledger(&self) -> &[LedgerItem] {
+        self.transcript.items()
+    }
+
+    /// Totals over every run of this agent.
+    pub fn stats(&self) -> RunStats {
+        self.totals.stats()
+    }
+
+    /// The tools on offer.
+    pub fn tools(&self) -> &ToolRegistry {
+        &self.tools
+    }
+
+    /// The context the agent's tools run in (workspace, file state, sandbox).
+    pub fn tool_context(&self) -> &ToolContext {
+        &self.ctx
+    }
+
+    /// The text of every assistant message of the ledger so far, in order, blank ones left out.
+    pub fn assistant_texts(&self) -> Vec<String> {
+        self.transcript.assistant_texts()
+    }
+
+    /// Appends an item to the ledger and the session file (handed to the OS before returning).
+    /// When the file cannot be written, the session stops being saved and a warning says so; the
+    /// ledger in memory goes on.
+    pub fn append(&mut self, item: LedgerItem) {
+        self.transcript.append(item);
+        self.context.sync(self.transcript.items());
+    }
+
+    /// How full the context window is: the next request's size, the window, the largest items.
+    pub fn context_usage(&self) -> ContextUsage {
+        self.context.usage(self.transcript.items(), &self.system, &self.tools.specs())
+    }
+
+    /// The pairing guard (ARCHITECTURE.md §4.1): answers every call still without a result with an
+    /// `Interrupted` result, so the ledger is always valid to send.
+    pub fn repair_pairing(&mut self, why: &str) {
+        for result in self.transcript.unpaired_results(why) {
+            self.append(result);
+        }
+    }
+
+    /// Sends the warnings collected since the last call.
+    pub fn send_warnings(&mut self, events: &mpsc::UnboundedSender<AgentEvent>) {
+        self.transcript.send_warnings(events);
+    }
+
+    /// Makes the session file durable (`fsync`); a failure becomes a warning.
+    pub fn sync(&mut self) {
+        self.transcript.sync();
+    }
+
+    /// Runs one user turn to its end and reports why it ended (also sent as
+    /// [`AgentEvent::Finished`]). Every call has its result and the session file is synced when
+    /// this returns.
+    pub async fn run(
+        &mut self,
+        input: UserMessage,
+        events: &mpsc::UnboundedSender<AgentEvent>,
+        cancel: &CancellationToken,
+    ) -> StopCause {
+        let started = Instant::now();
+        let before = self.totals.stats();
+        let refused = self.submit(input, events, cancel).await;
+        self.send_warnings(events);
+        let cause = match refused.clone() {
+            Some(refusal) => refusal,
+            None => self.turn_loop(events, cancel).await,
+        };
+        self.repair_pairing("the run ended before this call completed");
+        self.sync();
+        self.send_warnings(events);
+        self.totals.add_duration(started.elapsed().as_millis() as u64);
+        let run_stats = self.totals.since(&before);
+        let final_text =
+            if refused.is_some() { String::new() } else { self.transcript.last_assistant_text() };
+        let _ = events.send(AgentEvent::Finished { cause: cause.clone(), stats: run_stats, final_text });
+        cause
+    }
+}
