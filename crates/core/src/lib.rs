@@ -53,9 +53,9 @@ pub(crate) mod text_calls;
 pub(crate) mod tool_scope;
 
 pub use agent::Rewound;
-pub use history::RewindError;
 pub use agent::{Agent, AgentSettings};
 pub use context::ContextSettings;
 pub use exec::Approver;
+pub use history::RewindError;
 pub use host::{Flags, Interaction, SessionBuilder, SessionChoice, SessionHandle, StartError};
 pub use session::SessionSummary;

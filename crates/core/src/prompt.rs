@@ -115,19 +115,6 @@ pub async fn prepare(sources: &Sources) -> Prompt {
     }
 }
 
-/// Builds the system blocks for a session in `cwd` with Lathe's home `home` (the user's home from
-/// `$HOME`), plus any warnings. See [`prepare`] for the whole prompt.
-pub async fn system_blocks(cwd: &Path, home: &Path) -> (Vec<SystemBlock>, Vec<String>) {
-    let prompt = prepare(&Sources {
-        cwd: cwd.to_path_buf(),
-        lathe_home: home.to_path_buf(),
-        user_home: dirs::home_dir(),
-        max_bytes: instructions::DEFAULT_MAX_BYTES,
-    })
-    .await;
-    (prompt.system, prompt.warnings)
-}
-
 /// The stable environment: cwd, OS, shell and date.
 pub fn environment_block(cwd: &Path) -> String {
     let shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());

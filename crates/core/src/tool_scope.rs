@@ -57,6 +57,7 @@ impl ToolList {
     }
 
     /// Whether the list names no tool.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
     }

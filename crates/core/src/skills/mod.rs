@@ -129,6 +129,7 @@ impl SkillSet {
     }
 
     /// A set of the given skills (sorted by name).
+    #[cfg(test)]
     pub fn from_skills(mut skills: Vec<Skill>) -> SkillSet {
         skills.sort_by(|a, b| a.name.cmp(&b.name));
         SkillSet { skills }
