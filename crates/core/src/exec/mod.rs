@@ -1,8 +1,9 @@
 //! Executing one response's tool calls (ARCHITECTURE.md §3, the tool leg of a turn).
 //!
-//! Flow for each call: response cut short (output limit, refusal)? → incomplete JSON? → unknown
-//! tool? → arguments valid? (an invalid call is reported as invalid, never judged) → what the call
-//! touches ([`DynTool::access`]) → PreToolUse hooks (a block binds in every mode, bypass included)
+//! Flow for each call (the checks are [`inspect`]'s inspectors, in its one order): response cut
+//! short (output limit, refusal)? → incomplete JSON? → unknown tool? → arguments valid? (an invalid
+//! call is reported as invalid, never judged) → what the call touches ([`DynTool::access`]) →
+//! PreToolUse hooks (a block binds in every mode, bypass included)
 //! → one permission decision ([`Policy::decide`]: rules, path guard, shell analysis, mode, sandbox;
 //! a hook's allow turns an ask into an allow, its ask turns an allow into an ask) → an ask goes to
 //! the front end's [`Approver`] (Notification hooks fire), or headless becomes a denial naming what
@@ -20,7 +21,7 @@
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use futures::future::join_all;
+use futures::future::{BoxFuture, join_all};
 use lathe_policy::{Decision, Effect, Policy, Verdict};
 use lathe_protocol::{
     AgentEvent, Content, PermissionAnswer, Receipt, StopReason, ToolCall, ToolResult, ToolStatus,
@@ -28,8 +29,11 @@ use lathe_protocol::{
 use lathe_tools::{DynTool, ToolContext, ToolError, ToolRegistry};
 use tokio::sync::{Mutex, mpsc};
 
+use self::inspect::CallEnv;
 use crate::guards::{CallGuard, Refusal};
-use crate::hooks::{HookEvent, HookVerdict, Hooks, PermissionVerdict};
+use crate::hooks::{HookEvent, HookVerdict, Hooks};
+
+mod inspect;
 
 /// Answers permission prompts. The headless front end has none; an interactive one implements it by
 /// emitting [`AgentEvent::PermissionRequest`] and waiting for the user's op.
@@ -167,7 +171,7 @@ impl Executor<'_> {
             SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
         let mut receipt = Receipt { tool: call.name.clone(), started_ms, ..Receipt::default() };
 
-        let prepared = self.prepare(call, &mut receipt).await;
+        let prepared = inspect::inspect(self, call, &mut receipt).await;
         let ran = prepared.is_ok();
         let (mut content, is_error, status) = match prepared {
             Err((text, status)) => (vec![Content::text(text)], true, status),
@@ -242,111 +246,6 @@ impl Executor<'_> {
         }
     }
 
-    /// Everything before running: completeness, lookup, permission. `Err` is the result to return
-    /// instead of running.
-    async fn prepare(
-        &self,
-        call: &ToolCall,
-        receipt: &mut Receipt,
-    ) -> Result<Arc<dyn DynTool>, (String, ToolStatus)> {
-        if let Some(stop) = self.cut_short {
-            let (decision, why, retry) = match stop {
-                StopReason::Refusal => (
-                    "not run: the provider stopped the response",
-                    "was stopped by the provider (a refusal or content filter) before it ended",
-                    "Send the call again in a response of its own if it is still needed.",
-                ),
-                StopReason::MaxTokens
-                | StopReason::EndTurn
-                | StopReason::ToolUse
-                | StopReason::StopSequence
-                | StopReason::PauseTurn
-                | StopReason::Error
-                | StopReason::Cancelled => (
-                    "not run: the response was cut by the output token limit",
-                    "was cut off by the output token limit before it ended",
-                    "Send it again in a shorter response: fewer calls at once, or smaller arguments (write a \
-                     large file in parts).",
-                ),
-            };
-            receipt.decision = decision.into();
-            return Err((
-                format!(
-                    "error: your response {why}, so this {} call was not run (a call from an unfinished \
-                     response may be incomplete). {retry}",
-                    call.name
-                ),
-                ToolStatus::Failed,
-            ));
-        }
-        if let Some(raw) = &call.incomplete {
-            receipt.decision = "not run: incomplete arguments".into();
-            let excerpt: String = raw.chars().take(120).collect();
-            let ellipsis = if raw.chars().count() > 120 { "…" } else { "" };
-            return Err((
-                format!(
-                    "error: the arguments of this {} call did not arrive as a complete JSON object ({} bytes: \
-                     {excerpt}{ellipsis}), so it was not run. If your output was cut off by the token limit, \
-                     retry with smaller arguments (write a large file in parts); otherwise send the arguments \
-                     as one JSON object.",
-                    call.name,
-                    raw.len()
-                ),
-                ToolStatus::Failed,
-            ));
-        }
-        let Some(tool) = self.tools.get(&call.name) else {
-            receipt.decision = "not run: unknown tool".into();
-            return Err((
-                format!(
-                    "error: unknown tool `{}`. Available tools: {}.",
-                    call.name,
-                    self.tools.names().join(", ")
-                ),
-                ToolStatus::Failed,
-            ));
-        };
-        receipt.summary = tool.summary(&call.arguments);
-        let access = match tool.access(&call.arguments, self.ctx) {
-            Ok(access) => access,
-            Err(ToolError::Refused(reason)) => {
-                receipt.decision = format!("deny ({reason})");
-                return Err((format!("error: {reason}"), ToolStatus::Denied));
-            }
-            Err(error) => {
-                receipt.decision = "not run: invalid arguments".into();
-                return Err((format!("error: {error}"), ToolStatus::Failed));
-            }
-        };
-        let hook = self.hooks.pre_tool_use(&call.id, &call.name, &call.arguments, &self.ctx.cancel).await;
-        self.report(&hook);
-        if let Some(reason) = hook.block.as_ref().or(hook.stop.as_ref()) {
-            receipt.decision = format!("deny (PreToolUse hook: {reason})");
-            return Err((
-                format!("error: a PreToolUse hook blocked this call: {reason}"),
-                ToolStatus::Denied,
-            ));
-        }
-        let decision = with_hook(self.policy.decide(&call.name, &access), hook.permission);
-        if let Some(message) = self.policy.sandbox_notice(&decision) {
-            let _ = self.events.send(AgentEvent::Warning { message });
-        }
-        let decision = match (decision.verdict, self.approver) {
-            (Verdict::Ask, Some(approver)) => self.ask_user(approver, call, decision).await,
-            (Verdict::Allow | Verdict::Ask | Verdict::Deny, _) => decision.headless(),
-        };
-        receipt.decision = decision.summary();
-        match decision.verdict {
-            Verdict::Allow => Ok(tool),
-            Verdict::Deny => {
-                Err((format!("error: {}. The call was not run.", decision.reason), ToolStatus::Denied))
-            }
-            Verdict::Ask => {
-                Err((format!("error: permission needed ({}); not run.", decision.reason), ToolStatus::Denied))
-            }
-        }
-    }
-
     /// Puts an ask to the user; "always" stores the decision's prefix rules in
     /// `.lathe/settings.local.json` and adds them to the session's rules.
     async fn ask_user(&self, approver: &dyn Approver, call: &ToolCall, decision: Decision) -> Decision {
@@ -397,24 +296,42 @@ impl Executor<'_> {
     }
 }
 
-/// The policy's decision adjusted by a PreToolUse hook's `permissionDecision`: its allow turns an
-/// ask into an allow (a deny stays a deny), its ask turns an allow into an ask.
-fn with_hook(decision: Decision, hook: Option<PermissionVerdict>) -> Decision {
-    match (hook, decision.verdict) {
-        (Some(PermissionVerdict::Allow(reason)), Verdict::Ask) => Decision {
-            verdict: Verdict::Allow,
-            by: format!("PreToolUse hook: {reason}"),
-            suggestions: Vec::new(),
-            ..decision
-        },
-        (Some(PermissionVerdict::Ask(reason)), Verdict::Allow) => Decision {
-            verdict: Verdict::Ask,
-            by: "a PreToolUse hook".into(),
-            reason: format!("a PreToolUse hook asks: {reason}"),
-            hint: Some("the PreToolUse hook's approval".into()),
-            suggestions: Vec::new(),
-        },
-        (Some(PermissionVerdict::Allow(_) | PermissionVerdict::Ask(_)) | None, _) => decision,
+impl CallEnv for Executor<'_> {
+    fn cut_short(&self) -> Option<StopReason> {
+        self.cut_short
+    }
+
+    fn tools(&self) -> &ToolRegistry {
+        self.tools
+    }
+
+    fn tool_ctx(&self) -> &ToolContext {
+        self.ctx
+    }
+
+    fn hooks(&self) -> &Hooks {
+        self.hooks
+    }
+
+    fn policy(&self) -> &Policy {
+        self.policy
+    }
+
+    fn report(&self, verdict: &HookVerdict) {
+        Executor::report(self, verdict);
+    }
+
+    fn warn(&self, message: String) {
+        let _ = self.events.send(AgentEvent::Warning { message });
+    }
+
+    fn settle<'a>(&'a self, call: &'a ToolCall, decision: Decision) -> BoxFuture<'a, Decision> {
+        Box::pin(async move {
+            match (decision.verdict, self.approver) {
+                (Verdict::Ask, Some(approver)) => self.ask_user(approver, call, decision).await,
+                (Verdict::Allow | Verdict::Ask | Verdict::Deny, _) => decision.headless(),
+            }
+        })
     }
 }
 
