@@ -151,8 +151,11 @@ impl SessionBuilder {
         warnings.extend(opened.warnings);
         warnings.extend(prompt.warnings);
 
+        // Found and parsed once: permission rules and hooks come from the same files.
+        let settings = crate::config::SettingsSources::find(&home, &config.workspace);
         let permissions = crate::permissions::permissions(
             &config.layer,
+            &settings,
             config.permission_mode,
             &config.workspace,
             &home,
@@ -174,7 +177,7 @@ impl SessionBuilder {
         warnings.extend(mcp.warnings().iter().cloned());
         crate::mcp::register(&mut tools, &mcp);
         let (hooks, hook_warnings) = Hooks::for_session(
-            &home,
+            &settings.files,
             &config.workspace,
             &opened.id,
             session_file.clone().unwrap_or_default(),

@@ -1,0 +1,14 @@
+//! Lathe's configuration, read once at start-up:
+//!
+//! - [`layer`]: the TOML layers (built-in defaults → `~/.lathe/config.toml` →
+//!   `<project>/.lathe/config.toml` → environment → flags) and their types;
+//! - [`settings`]: the Claude-Code-compatible settings files (permission rules and hooks), found
+//!   and parsed once and shared by [`crate::permissions`] and [`crate::hooks`].
+
+pub mod layer;
+pub mod settings;
+
+pub use layer::{
+    ConfigError, ConfigLayer, LocalEntry, McpEntry, ProviderEntry, RetryEntry, SandboxEntry, ShellEnvEntry,
+};
+pub use settings::{SettingsSources, claude_home};
