@@ -23,6 +23,7 @@ pub mod mcp;
 pub mod paths;
 pub mod permissions;
 pub mod pricing;
+pub mod profile;
 pub mod progress;
 pub mod prompt;
 pub mod recovery;

@@ -210,7 +210,7 @@ impl SessionBuilder {
         let (mut tools, gate) = extensions::tools(found, tools, parent, &mut warnings);
         let mut system = prompt.system;
         let mut session_context = prompt.session_context;
-        if resolved.label == "local" {
+        if resolved.profile.tool_set == crate::profile::ToolSet::Small {
             // The environment (working directory, date) and the project instructions differ between
             // directories and days: in a new session they open the first message, before the
             // repository state, so the local model's system turn (core prompt + tools) is
