@@ -77,12 +77,12 @@ impl Config {
     /// Resolves the layers for `flags` with Lathe's home at `home`.
     pub fn resolve(flags: &Flags, home: &Path) -> Result<Config, StartError> {
         let workspace = workspace(flags.dir.as_deref())?;
-        let (mut layer, warnings) = ConfigLayer::from_files(home, &workspace)?;
-        let windows = layer
+        let (files, warnings) = ConfigLayer::from_files(home, &workspace)?;
+        let windows = files
             .providers
             .iter()
             .filter_map(|(name, entry)| Some((format!("providers.{name}."), entry.context_window?)));
-        for (prefix, window) in windows.chain(layer.context_window.map(|window| (String::new(), window))) {
+        for (prefix, window) in windows.chain(files.context_window.map(|window| (String::new(), window))) {
             if window < MIN_CONTEXT_WINDOW {
                 return Err(StartError::Usage(format!(
                     "{prefix}context_window = {window} is too small: at least {MIN_CONTEXT_WINDOW} tokens"
@@ -91,8 +91,7 @@ impl Config {
         }
         let env = ConfigLayer::from_env()
             .map_err(|error| StartError::Usage(format!("LATHE_PERMISSION_MODE: {error}")))?;
-        layer.overlay(&env);
-        layer.overlay(&flags_layer(flags)?);
+        let layer = ConfigLayer::merged([files, env, flags_layer(flags)?])?;
         Ok(Config {
             sessions_dir: paths::sessions_dir(home, &workspace),
             workspace,
@@ -264,12 +263,11 @@ fn flags_layer(flags: &Flags) -> Result<ConfigLayer, StartError> {
 fn resolve_http(name: &str, layer: &ConfigLayer) -> Result<Option<ProviderConfig>, StartError> {
     let entry = layer.providers.get(name).cloned().unwrap_or_default();
     let protocol_name = entry.protocol.clone().unwrap_or_else(|| name.to_string());
-    let protocol = match protocol_name.as_str() {
-        "anthropic" => Protocol::Anthropic,
-        "openai" | "openai-chat" | "chat" => Protocol::OpenAiChat,
-        "responses" | "openai-responses" => Protocol::OpenAiResponses,
-        "local" => return Ok(None),
-        other => {
+    let protocol = match Protocol::from_name(&protocol_name) {
+        Some(protocol) => protocol,
+        None if protocol_name == "local" => return Ok(None),
+        None => {
+            let other = protocol_name.as_str();
             let mut known = vec!["anthropic", "openai", "responses", "local"];
             known.extend(layer.providers.keys().map(String::as_str));
             return Err(StartError::Usage(if layer.providers.contains_key(name) {
@@ -286,8 +284,8 @@ fn resolve_http(name: &str, layer: &ConfigLayer) -> Result<Option<ProviderConfig
     let retry_defaults = RetryConfig::default();
     let retry = RetryConfig {
         max_retries: layer.retry.max_retries.unwrap_or(retry_defaults.max_retries),
-        initial_backoff_ms: layer.retry.initial_delay_ms.unwrap_or(retry_defaults.initial_backoff_ms),
-        max_backoff_ms: layer.retry.max_delay_ms.unwrap_or(retry_defaults.max_backoff_ms),
+        initial_delay_ms: layer.retry.initial_delay_ms.unwrap_or(retry_defaults.initial_delay_ms),
+        max_delay_ms: layer.retry.max_delay_ms.unwrap_or(retry_defaults.max_delay_ms),
         ..retry_defaults
     };
     Ok(Some(ProviderConfig {
