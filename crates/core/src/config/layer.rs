@@ -305,9 +305,25 @@ impl ConfigLayer {
         (self, warnings)
     }
 
-    /// The layer read from `LATHE_PROVIDER`, `LATHE_MODEL` and `LATHE_PERMISSION_MODE`.
+    /// The layer read from `LATHE_PROVIDER`, `LATHE_MODEL`, `LATHE_PERMISSION_MODE`, and Claude
+    /// Code's `MCP_TIMEOUT` / `MCP_TOOL_TIMEOUT` (milliseconds; a value that is not a number is
+    /// ignored).
+    ///
+    /// # Errors
+    /// `LATHE_PERMISSION_MODE` names no permission mode.
     pub fn from_env() -> Result<ConfigLayer, lathe_policy::UnknownMode> {
-        let var = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
+        ConfigLayer::from_vars(|name| std::env::var(name).ok())
+    }
+
+    /// [`ConfigLayer::from_env`] with the variables read by `lookup` (an empty value is unset).
+    ///
+    /// # Errors
+    /// `LATHE_PERMISSION_MODE` names no permission mode.
+    pub fn from_vars(
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<ConfigLayer, lathe_policy::UnknownMode> {
+        let var = |name: &str| lookup(name).filter(|value| !value.is_empty());
+        let ms = |name: &str| var(name).and_then(|value| value.trim().parse::<u64>().ok());
         let permission_mode = match var("LATHE_PERMISSION_MODE") {
             Some(mode) => Some(mode.parse::<PermissionMode>()?),
             None => None,
@@ -316,6 +332,7 @@ impl ConfigLayer {
             provider: var("LATHE_PROVIDER"),
             model: var("LATHE_MODEL"),
             permission_mode,
+            mcp: McpEntry { startup_timeout_ms: ms("MCP_TIMEOUT"), tool_timeout_ms: ms("MCP_TOOL_TIMEOUT") },
             ..ConfigLayer::default()
         })
     }
@@ -375,6 +392,29 @@ mod tests {
         let (layer, warnings) = ConfigLayer::from_files(&dir.path().join("home"), &project).unwrap();
         assert_eq!(layer.permission_mode, Some(PermissionMode::Plan));
         assert!(warnings.is_empty());
+    }
+
+    #[test]
+    fn the_environment_layer_wins_over_the_files_and_ignores_what_is_not_a_number() {
+        let vars = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| pairs.iter().find(|(key, _)| *key == name).map(|(_, value)| value.to_string())
+        };
+        let env = ConfigLayer::from_vars(vars(&[
+            ("LATHE_MODEL", "m"),
+            ("LATHE_PROVIDER", ""),
+            ("MCP_TIMEOUT", " 500 "),
+            ("MCP_TOOL_TIMEOUT", "soon"),
+        ]))
+        .unwrap();
+        let file: ConfigLayer =
+            toml::from_str("provider = \"ds\"\n[mcp]\nstartup_timeout_ms = 9\ntool_timeout_ms = 7\n")
+                .unwrap();
+        let merged = ConfigLayer::merged([file, env]).unwrap();
+        assert_eq!(merged.provider.as_deref(), Some("ds"));
+        assert_eq!(merged.model.as_deref(), Some("m"));
+        assert_eq!(merged.mcp.startup_timeout_ms, Some(500));
+        assert_eq!(merged.mcp.tool_timeout_ms, Some(7));
+        assert!(ConfigLayer::from_vars(vars(&[("LATHE_PERMISSION_MODE", "sometimes")])).is_err());
     }
 
     #[test]

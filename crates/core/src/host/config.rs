@@ -1,7 +1,8 @@
 //! One typed configuration from the layers (STYLE.md "Configuration is typed"): built-in defaults
 //! → `<home>/config.toml` → `<project>/.lathe/config.toml` (restricted, see
 //! [`ConfigLayer::untrusted`]) → environment (`LATHE_PROVIDER`, `LATHE_MODEL`,
-//! `LATHE_PERMISSION_MODE`) → the front end's [`Flags`]. Then the provider is resolved from it:
+//! `LATHE_PERMISSION_MODE`, `MCP_TIMEOUT`, `MCP_TOOL_TIMEOUT`) → the front end's [`Flags`], merged
+//! as data and deserialised once ([`ConfigLayer::merged`]). Then the provider is resolved from it:
 //! a built-in protocol name, a `[providers.NAME]` entry, or the embedded local model.
 //!
 //! Every failure here is a [`StartError`] reported before anything on disk is touched.
