@@ -42,6 +42,7 @@ pub mod mcp;
 pub mod paths;
 pub(crate) mod permissions;
 pub(crate) mod pricing;
+pub(crate) mod profile;
 pub(crate) mod progress;
 pub(crate) mod prompt;
 pub(crate) mod recovery;

@@ -53,12 +53,13 @@ pub fn load_config(
     McpConfig::load(&sources, &|name| std::env::var(name).ok())
 }
 
-/// Time limits (config `[mcp]`, overridden by Claude Code's `MCP_TIMEOUT` / `MCP_TOOL_TIMEOUT`
-/// in milliseconds), the stderr log directory `<home>/mcp-logs`, and the project as working directory.
+/// Time limits (`layer.mcp`: config `[mcp]`, overridden by Claude Code's `MCP_TIMEOUT` /
+/// `MCP_TOOL_TIMEOUT` in milliseconds through the environment layer, see
+/// [`ConfigLayer::from_env`]), the stderr log directory `<home>/mcp-logs`, and the project as
+/// working directory.
 pub fn settings(home: &Path, project: &Path, layer: &ConfigLayer) -> McpSettings {
-    let env_ms = |name: &str| std::env::var(name).ok().and_then(|value| value.trim().parse::<u64>().ok());
-    let startup = env_ms("MCP_TIMEOUT").or(layer.mcp.startup_timeout_ms).map(Duration::from_millis);
-    let tool = env_ms("MCP_TOOL_TIMEOUT").or(layer.mcp.tool_timeout_ms).map(Duration::from_millis);
+    let startup = layer.mcp.startup_timeout_ms.map(Duration::from_millis);
+    let tool = layer.mcp.tool_timeout_ms.map(Duration::from_millis);
     McpSettings {
         startup_timeout: startup.unwrap_or(McpSettings::DEFAULT_STARTUP_TIMEOUT),
         tool_timeout: tool.unwrap_or(McpSettings::DEFAULT_TOOL_TIMEOUT),

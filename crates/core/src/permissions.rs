@@ -1,17 +1,17 @@
 //! Turns configuration into a session's permission machinery: the [`Policy`] (rules from the six
 //! settings files, path guard, plan file, sandbox fallback), the OS [`Sandbox`] of `shell`, and the
-//! shell's environment policy. Reads the settings files (a few small JSON files) and nothing else:
-//! the shell parser and the sandbox backend are loaded on first use, not here.
+//! shell's environment policy. Reads nothing itself (the settings files come read and parsed, see
+//! [`crate::config::SettingsSources`]): the shell parser and the sandbox backend are loaded on
+//! first use, not here.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use lathe_policy::sandbox::Sandbox;
-use lathe_policy::settings::{self, settings_files};
 use lathe_policy::{NetworkAccess, PermissionMode, Policy, PolicyConfig, SandboxMode};
 use lathe_tools::ShellEnv;
 
-use crate::config::ConfigLayer;
+use crate::config::{ConfigLayer, SettingsSources};
 
 /// Provider key variables Lathe reads by default (removed from commands' environment).
 const PROVIDER_KEYS: &[&str] = &["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY"];
@@ -28,20 +28,20 @@ pub struct Permissions {
     pub warnings: Vec<String>,
 }
 
-/// Builds the permission machinery of a session in `workspace` under `mode`. `lathe_home` is
-/// `~/.lathe` (or `$LATHE_HOME`); the plan file is `<lathe_home>/plans/<session_id>.md`.
+/// Builds the permission machinery of a session in `workspace` under `mode`, with the rules of
+/// `settings` (the session's settings files, read once; hooks come from the same ones).
+/// `lathe_home` is `~/.lathe` (or `$LATHE_HOME`); the plan file is
+/// `<lathe_home>/plans/<session_id>.md`.
 pub fn permissions(
     layer: &ConfigLayer,
+    settings: &SettingsSources,
     mode: PermissionMode,
     workspace: &Path,
     lathe_home: &Path,
     session_id: &str,
 ) -> Permissions {
-    let home = std::env::var_os("HOME").map(PathBuf::from).filter(|home| home.is_absolute());
-    // The same user directory hooks are read from: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
-    let claude_dir = Some(crate::hooks::claude_home()).filter(|dir| dir.is_absolute());
-    let files = settings_files(claude_dir.as_deref(), home.as_deref(), lathe_home, workspace);
-    let loaded = settings::load(&files, home.as_deref());
+    let home = settings.home.clone();
+    let loaded = lathe_policy::settings::load_read(&settings.files, home.as_deref());
     let warnings = loaded.problems.clone();
     // `--yolo` drops the sandbox too (as Codex's does), unless the user configured one.
     let default_sandbox =
@@ -52,7 +52,7 @@ pub fn permissions(
         workspace: workspace.to_path_buf(),
         home,
         settings: loaded,
-        protected: files.into_iter().map(|file| file.path).collect(),
+        protected: settings.paths().map(Path::to_path_buf).collect(),
         plan_file: Some(plan_file(lathe_home, session_id)),
         sandbox: sandbox_mode,
     });

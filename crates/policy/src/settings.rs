@@ -86,27 +86,74 @@ pub struct Loaded {
     pub problems: Vec<String>,
 }
 
-/// Reads `files`. `home` expands `~/` in rules and extra roots.
+/// What reading one settings file gave.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SettingsContent {
+    /// The file does not exist (an empty file as far as rules and hooks go).
+    Missing,
+    /// The file exists but cannot be read (the I/O error's message).
+    Unreadable(String),
+    /// The file is not UTF-8 text (the decoder's message).
+    NotText(String),
+    /// The file is text but not JSON (the parser's message, with line and column).
+    NotJson(String),
+    /// The parsed JSON document.
+    Json(Value),
+}
+
+/// One settings file, read and parsed once; permission rules and hooks are both taken from it.
+#[derive(Debug, Clone)]
+pub struct ReadSettings {
+    /// Where it is and what its rules are relative to.
+    pub file: SettingsFile,
+    /// What it holds.
+    pub content: SettingsContent,
+}
+
+/// Reads and parses each of `files` once, in order. Never fails: a problem is kept in
+/// [`ReadSettings::content`] for each reader to report in its own words.
+pub fn read(files: &[SettingsFile]) -> Vec<ReadSettings> {
+    files
+        .iter()
+        .map(|file| {
+            let content = match std::fs::read(&file.path) {
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => SettingsContent::Missing,
+                Err(error) => SettingsContent::Unreadable(error.to_string()),
+                Ok(bytes) => match std::str::from_utf8(&bytes) {
+                    Err(error) => SettingsContent::NotText(error.to_string()),
+                    Ok(text) => match serde_json::from_str(text) {
+                        Ok(value) => SettingsContent::Json(value),
+                        Err(error) => SettingsContent::NotJson(error.to_string()),
+                    },
+                },
+            };
+            ReadSettings { file: file.clone(), content }
+        })
+        .collect()
+}
+
+/// Reads `files` and takes their permissions ([`read`] then [`load_read`]). `home` expands `~/`
+/// in rules and extra roots.
 pub fn load(files: &[SettingsFile], home: Option<&Path>) -> Loaded {
+    load_read(&read(files), home)
+}
+
+/// The permissions of settings files already read ([`read`]). `home` expands `~/` in rules and
+/// extra roots.
+pub fn load_read(files: &[ReadSettings], home: Option<&Path>) -> Loaded {
     let mut loaded = Loaded::default();
-    for file in files {
-        let bytes = match std::fs::read(&file.path) {
-            Ok(bytes) => bytes,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(error) => {
+    for ReadSettings { file, content } in files {
+        let value = match content {
+            SettingsContent::Missing => continue,
+            SettingsContent::Unreadable(error) => {
                 loaded.broken_file(&file.path, &format!("cannot be read: {error}"));
                 continue;
             }
-        };
-        let value: Value = match std::str::from_utf8(&bytes)
-            .map_err(|e| e.to_string())
-            .and_then(|text| serde_json::from_str(text).map_err(|e| e.to_string()))
-        {
-            Ok(value) => value,
-            Err(error) => {
+            SettingsContent::NotText(error) | SettingsContent::NotJson(error) => {
                 loaded.broken_file(&file.path, &format!("is not valid JSON ({error})"));
                 continue;
             }
+            SettingsContent::Json(value) => value,
         };
         let anchors = Anchors { root: &file.root, cwd: &file.cwd, home };
         let source = file.path.display().to_string();

@@ -23,7 +23,7 @@ pub enum Protocol {
     Anthropic,
     /// OpenAI Chat Completions (and compatible servers: DeepSeek, OpenRouter, Ollama…),
     /// `POST {base}/chat/completions`.
-    #[serde(rename = "openai-chat", alias = "openai")]
+    #[serde(rename = "openai-chat", alias = "openai", alias = "chat")]
     OpenAiChat,
     /// OpenAI Responses, `POST {base}/responses`.
     #[serde(rename = "openai-responses", alias = "responses")]
@@ -31,6 +31,18 @@ pub enum Protocol {
 }
 
 impl Protocol {
+    /// The protocol a name in configuration means, every accepted spelling (the same as
+    /// deserialisation accepts): `anthropic`; `openai`, `openai-chat` or `chat`; `responses` or
+    /// `openai-responses`. `None` for any other name.
+    pub fn from_name(name: &str) -> Option<Protocol> {
+        match name {
+            "anthropic" => Some(Protocol::Anthropic),
+            "openai" | "openai-chat" | "chat" => Some(Protocol::OpenAiChat),
+            "responses" | "openai-responses" => Some(Protocol::OpenAiResponses),
+            _ => None,
+        }
+    }
+
     /// The provider name reported by [`crate::Provider::name`]: `anthropic`, `openai`, `responses`.
     pub fn provider_name(self) -> &'static str {
         match self {

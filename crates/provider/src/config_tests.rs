@@ -71,6 +71,15 @@ fn config_deserialises_from_toml_with_defaults() {
     .unwrap();
     assert_eq!(config.protocol, Protocol::OpenAiChat);
     assert_eq!(config.retry.max_retries, 2);
-    assert_eq!(config.retry.initial_backoff_ms, 1000);
+    assert_eq!(config.retry.initial_delay_ms, 1000);
     assert_eq!(config.idle_timeout_ms, 120_000);
+}
+
+#[test]
+fn every_spelling_of_a_protocol_name_means_the_same_when_parsed_and_deserialised() {
+    for name in ["anthropic", "openai", "openai-chat", "chat", "responses", "openai-responses"] {
+        let parsed: Protocol = serde_json::from_value(serde_json::json!(name)).unwrap();
+        assert_eq!(Protocol::from_name(name), Some(parsed), "{name}");
+    }
+    assert_eq!(Protocol::from_name("local"), None);
 }

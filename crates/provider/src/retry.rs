@@ -9,7 +9,7 @@
 //! Delay for retry `n` (1-based): the server's `retry-after-ms` / `retry-after` (seconds or an HTTP
 //! date) when present — else a delay stated in the error body or the rate-limit reset headers
 //! ([`crate::retry_hint`]) — capped at [`RetryConfig::max_retry_after_ms`]; otherwise exponential backoff
-//! `initial_backoff_ms * 2^(n-1)`, capped at [`RetryConfig::max_backoff_ms`], with up to 25 % of
+//! `initial_delay_ms * 2^(n-1)`, capped at [`RetryConfig::max_delay_ms`], with up to 25 % of
 //! random jitter subtracted so that clients retrying together spread out.
 
 use std::time::{Duration, SystemTime};
@@ -24,10 +24,14 @@ use serde::{Deserialize, Serialize};
 pub struct RetryConfig {
     /// Retries after the first attempt (0 disables retrying).
     pub max_retries: u32,
-    /// Backoff before the first retry, in milliseconds.
-    pub initial_backoff_ms: u64,
-    /// Upper bound of the exponential backoff, in milliseconds.
-    pub max_backoff_ms: u64,
+    /// Backoff before the first retry, in milliseconds (`initial_delay_ms`, as in Lathe's
+    /// `[retry]` config; `initial_backoff_ms` is accepted too).
+    #[serde(alias = "initial_backoff_ms")]
+    pub initial_delay_ms: u64,
+    /// Upper bound of the exponential backoff, in milliseconds (`max_delay_ms`; `max_backoff_ms` is
+    /// accepted too).
+    #[serde(alias = "max_backoff_ms")]
+    pub max_delay_ms: u64,
     /// Upper bound for a server-requested delay (`retry-after`), in milliseconds.
     pub max_retry_after_ms: u64,
     /// Whether to subtract random jitter (up to 25 %) from the exponential backoff.
@@ -38,8 +42,8 @@ impl Default for RetryConfig {
     fn default() -> Self {
         RetryConfig {
             max_retries: 4,
-            initial_backoff_ms: 1_000,
-            max_backoff_ms: 30_000,
+            initial_delay_ms: 1_000,
+            max_delay_ms: 30_000,
             max_retry_after_ms: 60_000,
             jitter: true,
         }
@@ -53,7 +57,7 @@ impl RetryConfig {
             return Duration::from_millis(server_ms.min(self.max_retry_after_ms));
         }
         let exponent = attempt.saturating_sub(1).min(32);
-        let backoff = self.initial_backoff_ms.saturating_mul(1u64 << exponent).min(self.max_backoff_ms);
+        let backoff = self.initial_delay_ms.saturating_mul(1u64 << exponent).min(self.max_delay_ms);
         let jitter = if self.jitter && backoff >= 4 { rand::rng().random_range(0..=backoff / 4) } else { 0 };
         Duration::from_millis(backoff - jitter)
     }

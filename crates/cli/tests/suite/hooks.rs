@@ -329,3 +329,38 @@ async fn a_comma_separated_matcher_is_a_list_of_names_and_a_server_prefix_is_poi
     });
     assert!(warned, "{lines:?}");
 }
+
+#[tokio::test]
+async fn with_claude_config_dir_set_its_deny_rule_and_its_hook_both_apply() {
+    let env = env();
+    // Only `$CLAUDE_CONFIG_DIR/settings.json` configures anything (there is no `~/.claude`): the
+    // permission rules and the hooks are taken from the same files.
+    let dir = env.root.join("claude-config");
+    env.write_json(
+        "claude-config/settings.json",
+        &json!({
+            "permissions": {"deny": ["Bash(touch denied.txt)"]},
+            "hooks": {"PostToolUse": command_hook("Bash", "cat >> \"$CLAUDE_PROJECT_DIR/../post.jsonl\"")}
+        }),
+    );
+    let server = scripted(json!([
+        call("c1", "shell", json!({"command": "touch denied.txt"})),
+        call("c2", "shell", json!({"command": "touch allowed.txt"})),
+        {"text": "done"}
+    ]))
+    .await;
+    let mut command =
+        lathe(&env, &server.url(), &["-p", "touch both", "--yolo", "--output-format", "stream-json"]);
+    command.env("CLAUDE_CONFIG_DIR", &dir);
+    let out = output(command).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!env.workspace.join("denied.txt").exists(), "the deny rule did not bind");
+    assert!(env.workspace.join("allowed.txt").exists(), "the allowed command did not run");
+    let results = tool_results(&json_lines(&out));
+    assert_eq!(results[0]["status"], "denied", "{results:?}");
+    let text = std::fs::read_to_string(env.root.join("post.jsonl")).expect("the hook did not run");
+    let payloads: Vec<Value> =
+        serde_json::Deserializer::from_str(&text).into_iter().map(|v| v.expect("json")).collect();
+    assert_eq!(payloads.len(), 1, "only the command that ran: {text}");
+    assert_eq!(payloads[0]["tool_input"]["command"], "touch allowed.txt");
+}

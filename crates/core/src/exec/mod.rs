@@ -2,7 +2,7 @@
 //!
 //! Flow for each call (the checks are [`inspect`]'s inspectors, in its one order): response cut
 //! short (output limit, refusal)? → incomplete JSON? → unknown tool? → arguments valid? (an invalid
-//! call is reported as invalid, never judged) → what the call touches ([`DynTool::access`]) →
+//! call is reported as invalid, never judged) → what the call touches ([`lathe_tools::DynTool::access`]) →
 //! PreToolUse hooks (a block binds in every mode, bypass included)
 //! → one permission decision ([`Policy::decide`]: rules, path guard, shell analysis, mode, sandbox;
 //! a hook's allow turns an ask into an allow, its ask turns an allow into an ask) → an ask goes to
@@ -18,7 +18,6 @@
 //! batch and run concurrently, every other call is a batch of its own. Results are returned in model
 //! order whatever order they finished in.
 
-use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use futures::future::{BoxFuture, join_all};
@@ -26,7 +25,7 @@ use lathe_policy::{Decision, Effect, Policy, Verdict};
 use lathe_protocol::{
     AgentEvent, Content, PermissionAnswer, Receipt, StopReason, ToolCall, ToolResult, ToolStatus,
 };
-use lathe_tools::{DynTool, ToolContext, ToolError, ToolRegistry};
+use lathe_tools::{ToolContext, ToolError, ToolRegistry};
 use tokio::sync::{Mutex, mpsc};
 
 use self::inspect::CallEnv;

@@ -36,7 +36,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use self::event::HookEvent;
 use self::runner::{Ended, Ran};
-pub use self::settings::{HookTable, claude_home, settings_files};
+pub use self::settings::{HookTable, settings_files};
 
 /// Facts about the session that every hook input carries.
 #[derive(Debug, Clone, Default)]
@@ -116,10 +116,11 @@ impl Hooks {
         (Hooks::new(table, session), warnings)
     }
 
-    /// The hooks of a session in `project`, from every settings file of [`settings_files`]; their
-    /// inputs carry `policy`'s permission mode at the time of each event.
+    /// The hooks of a session in `project`, from the settings files already read (`settings`, see
+    /// `crate::config::SettingsSources`); their inputs carry `policy`'s permission mode at the time
+    /// of each event.
     pub fn for_session(
-        lathe_home: &std::path::Path,
+        settings: &[lathe_policy::settings::ReadSettings],
         project: &std::path::Path,
         session_id: &str,
         transcript_path: PathBuf,
@@ -132,7 +133,8 @@ impl Hooks {
             permission_mode: policy.mode(),
             policy: Some(policy),
         };
-        Hooks::load(&settings_files(&claude_home(), lathe_home, project), session)
+        let (table, warnings) = HookTable::from_read(settings);
+        (Hooks::new(table, session), warnings)
     }
 
     /// Whether no hook is configured for `event`.

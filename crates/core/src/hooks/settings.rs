@@ -13,6 +13,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use lathe_policy::settings::{ReadSettings, SettingsContent};
 use serde_json::Value;
 
 use super::event::HookEvent;
@@ -23,24 +24,13 @@ pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(60);
 /// The settings files hooks are read from, in order: `~/.claude/settings.json` (or
 /// `$CLAUDE_CONFIG_DIR/settings.json`), `<lathe home>/settings.json`, then the project's
 /// `.claude/settings.json`, `.claude/settings.local.json`, `.lathe/settings.json` and
-/// `.lathe/settings.local.json`.
+/// `.lathe/settings.local.json`: the files of `lathe_policy::settings::settings_files`, which
+/// permission rules are read from too.
 pub fn settings_files(claude_home: &Path, lathe_home: &Path, project: &Path) -> Vec<PathBuf> {
-    vec![
-        claude_home.join("settings.json"),
-        lathe_home.join("settings.json"),
-        project.join(".claude/settings.json"),
-        project.join(".claude/settings.local.json"),
-        project.join(".lathe/settings.json"),
-        project.join(".lathe/settings.local.json"),
-    ]
-}
-
-/// Claude Code's user directory: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
-pub fn claude_home() -> PathBuf {
-    if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|dir| !dir.is_empty()) {
-        return PathBuf::from(dir);
-    }
-    dirs::home_dir().unwrap_or_default().join(".claude")
+    lathe_policy::settings::settings_files(Some(claude_home), None, lathe_home, project)
+        .into_iter()
+        .map(|file| file.path)
+        .collect()
 }
 
 /// Which tool names (or, for other events, which sources) a group of hooks applies to.
@@ -124,15 +114,34 @@ impl HookTable {
         let mut warnings = Vec::new();
         for file in files {
             let Ok(text) = std::fs::read_to_string(file) else { continue };
-            let label = file.display().to_string();
-            match serde_json::from_str::<Value>(&text) {
-                Ok(value) => table.add_settings(&value, &label, &mut warnings),
-                Err(error) => {
-                    warnings.push(format!("{label}: not valid JSON ({error}); its hooks were not loaded"))
-                }
-            }
+            let content = match serde_json::from_str::<Value>(&text) {
+                Ok(value) => SettingsContent::Json(value),
+                Err(error) => SettingsContent::NotJson(error.to_string()),
+            };
+            table.add_content(&content, &file.display().to_string(), &mut warnings);
         }
         (table, warnings)
+    }
+
+    /// Combines the `"hooks"` of settings files already read (`crate::config::SettingsSources`):
+    /// files that are missing, unreadable or not text are skipped, other problems become warnings.
+    pub fn from_read(files: &[ReadSettings]) -> (HookTable, Vec<String>) {
+        let mut table = HookTable::default();
+        let mut warnings = Vec::new();
+        for read in files {
+            table.add_content(&read.content, &read.file.path.display().to_string(), &mut warnings);
+        }
+        (table, warnings)
+    }
+
+    fn add_content(&mut self, content: &SettingsContent, label: &str, warnings: &mut Vec<String>) {
+        match content {
+            SettingsContent::Json(value) => self.add_settings(value, label, warnings),
+            SettingsContent::NotJson(error) => {
+                warnings.push(format!("{label}: not valid JSON ({error}); its hooks were not loaded"))
+            }
+            SettingsContent::Missing | SettingsContent::Unreadable(_) | SettingsContent::NotText(_) => {}
+        }
     }
 
     /// Adds the hooks of one parsed settings file (`label` names it in warnings).

@@ -1,7 +1,8 @@
 //! One typed configuration from the layers (STYLE.md "Configuration is typed"): built-in defaults
 //! → `<home>/config.toml` → `<project>/.lathe/config.toml` (restricted, see
 //! [`ConfigLayer::untrusted`]) → environment (`LATHE_PROVIDER`, `LATHE_MODEL`,
-//! `LATHE_PERMISSION_MODE`) → the front end's [`Flags`]. Then the provider is resolved from it:
+//! `LATHE_PERMISSION_MODE`, `MCP_TIMEOUT`, `MCP_TOOL_TIMEOUT`) → the front end's [`Flags`], merged
+//! as data and deserialised once ([`ConfigLayer::merged`]). Then the provider is resolved from it:
 //! a built-in protocol name, a `[providers.NAME]` entry, or the embedded local model.
 //!
 //! Every failure here is a [`StartError`] reported before anything on disk is touched.
@@ -10,7 +11,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use lathe_policy::PermissionMode;
-use lathe_protocol::ThinkingFormat;
 use lathe_provider::{Protocol, Provider, ProviderConfig, RetryConfig};
 
 use super::error::StartError;
@@ -20,6 +20,7 @@ use crate::agent::AgentSettings;
 use crate::config::ConfigLayer;
 use crate::guards::DEFAULT_MAX_CALLS_PER_RESPONSE;
 use crate::paths;
+use crate::profile::{Backend, ModelProfile};
 
 /// Model requests per user turn when nothing says otherwise.
 pub const DEFAULT_MAX_TURNS: u32 = 50;
@@ -66,24 +67,24 @@ pub struct ResolvedProvider {
     pub provider: Arc<dyn Provider>,
     /// The model requests name.
     pub model: String,
-    /// The provider's label (`anthropic`, `openai`, `responses`, `local`).
+    /// The provider's label (`anthropic`, `openai`, `responses`, `local`), as sessions record it.
     pub label: String,
-    /// Reasoning format of this provider.
-    pub thinking_format: ThinkingFormat,
     /// The provider name it was resolved from (a built-in or a `[providers.NAME]` key).
     pub name: String,
+    /// What the model can do and costs, resolved once from the catalog and the configuration.
+    pub profile: ModelProfile,
 }
 
 impl Config {
     /// Resolves the layers for `flags` with Lathe's home at `home`.
     pub fn resolve(flags: &Flags, home: &Path) -> Result<Config, StartError> {
         let workspace = workspace(flags.dir.as_deref())?;
-        let (mut layer, warnings) = ConfigLayer::from_files(home, &workspace)?;
-        let windows = layer
+        let (files, warnings) = ConfigLayer::from_files(home, &workspace)?;
+        let windows = files
             .providers
             .iter()
             .filter_map(|(name, entry)| Some((format!("providers.{name}."), entry.context_window?)));
-        for (prefix, window) in windows.chain(layer.context_window.map(|window| (String::new(), window))) {
+        for (prefix, window) in windows.chain(files.context_window.map(|window| (String::new(), window))) {
             if window < MIN_CONTEXT_WINDOW {
                 return Err(StartError::Usage(format!(
                     "{prefix}context_window = {window} is too small: at least {MIN_CONTEXT_WINDOW} tokens"
@@ -92,8 +93,7 @@ impl Config {
         }
         let env = ConfigLayer::from_env()
             .map_err(|error| StartError::Usage(format!("LATHE_PERMISSION_MODE: {error}")))?;
-        layer.overlay(&env);
-        layer.overlay(&flags_layer(flags)?);
+        let layer = ConfigLayer::merged([files, env, flags_layer(flags)?])?;
         Ok(Config {
             sessions_dir: paths::sessions_dir(home, &workspace),
             workspace,
@@ -130,62 +130,72 @@ impl Config {
         match resolve_http(name, &layer)? {
             None => {
                 let (provider, model) = local::provider(&layer, self.model_path.clone(), &self.workspace)?;
-                Ok(ResolvedProvider {
-                    provider,
-                    model,
-                    label: "local".into(),
-                    thinking_format: ThinkingFormat::Local,
-                    name: name.to_string(),
-                })
+                Ok(self.resolved(provider, model, name, Backend::Local))
             }
             Some(config) => {
-                let format = config.protocol.thinking_format();
+                let backend = Backend::Http(config.protocol);
                 let model = config.model.clone();
                 let provider = lathe_provider::build_provider(&config)
                     .map_err(|error| StartError::Usage(format!("provider `{name}`: {error}")))?;
-                let label = provider.name().to_string();
-                Ok(ResolvedProvider {
-                    provider,
-                    model,
-                    label,
-                    thinking_format: format,
-                    name: name.to_string(),
-                })
+                Ok(self.resolved(provider, model, name, backend))
             }
         }
     }
 
-    /// The context window of `resolved`'s model in tokens: the provider entry's `context_window`,
-    /// else the top-level one, else (local model) its configured context size, else the catalog's.
-    pub fn context_window(&self, resolved: &ResolvedProvider) -> u32 {
-        let entry = self.layer.providers.get(&resolved.name).and_then(|entry| entry.context_window);
+    /// `provider`, built for `backend` from the provider name `name`, serving `model`, with its
+    /// [`ModelProfile`]: the catalog's entry for `model`, the backend's cache accounting, pricing,
+    /// reasoning format and tool set, the context window of [`Config::context_window`] and the
+    /// provider's suggested cap on calls per response.
+    pub fn resolved(
+        &self,
+        provider: Arc<dyn Provider>,
+        model: String,
+        name: &str,
+        backend: Backend,
+    ) -> ResolvedProvider {
+        let profile = ModelProfile::new(&model, backend)
+            .with_context_window(self.context_window(name, backend, &model))
+            .with_max_calls_per_response(provider.max_calls_per_response());
+        ResolvedProvider {
+            label: provider.name().to_string(),
+            provider,
+            model,
+            name: name.to_string(),
+            profile,
+        }
+    }
+
+    /// The context window in tokens of `model` served by the provider named `name` on `backend`:
+    /// the provider entry's `context_window`, else the top-level one, else (local model) its
+    /// configured context size, else the catalog's.
+    pub fn context_window(&self, name: &str, backend: Backend, model: &str) -> u32 {
+        let entry = self.layer.providers.get(name).and_then(|entry| entry.context_window);
         match entry.or(self.layer.context_window) {
             Some(window) => window,
-            None if resolved.label == "local" => {
+            None if backend == Backend::Local => {
                 self.layer.local.context_tokens.unwrap_or(lathe_local::LocalConfig::default().context_tokens)
             }
-            None => lathe_provider::catalog::lookup(&resolved.model).context_window,
+            None => lathe_provider::catalog::lookup(model).context_window,
         }
     }
 
     /// The loop's settings for `resolved`.
     pub fn agent_settings(&self, resolved: &ResolvedProvider) -> AgentSettings {
-        let mut model_info = crate::pricing::model_info(&resolved.model, &resolved.label);
-        model_info.context_window = self.context_window(resolved);
+        let profile = &resolved.profile;
         AgentSettings {
             model: resolved.model.clone(),
             max_turns: self.max_turns,
             max_calls_per_response: self
                 .max_calls_per_response
-                .or_else(|| resolved.provider.max_calls_per_response())
+                .or(profile.max_calls_per_response)
                 .unwrap_or(DEFAULT_MAX_CALLS_PER_RESPONSE),
             max_cost_usd: self.max_cost_usd,
             max_output_tokens: self.max_output_tokens,
             permission_mode: self.permission_mode,
             temperature: None,
             prompt_caching: true,
-            model_info,
-            thinking_format: resolved.thinking_format,
+            model_info: profile.info.clone(),
+            thinking_format: profile.thinking_format,
             context: crate::context::ContextSettings {
                 auto_compact: self.layer.auto_compact.unwrap_or(true),
                 pruning: self.layer.context_pruning.unwrap_or(true),
@@ -255,12 +265,11 @@ fn flags_layer(flags: &Flags) -> Result<ConfigLayer, StartError> {
 fn resolve_http(name: &str, layer: &ConfigLayer) -> Result<Option<ProviderConfig>, StartError> {
     let entry = layer.providers.get(name).cloned().unwrap_or_default();
     let protocol_name = entry.protocol.clone().unwrap_or_else(|| name.to_string());
-    let protocol = match protocol_name.as_str() {
-        "anthropic" => Protocol::Anthropic,
-        "openai" | "openai-chat" | "chat" => Protocol::OpenAiChat,
-        "responses" | "openai-responses" => Protocol::OpenAiResponses,
-        "local" => return Ok(None),
-        other => {
+    let protocol = match Protocol::from_name(&protocol_name) {
+        Some(protocol) => protocol,
+        None if protocol_name == "local" => return Ok(None),
+        None => {
+            let other = protocol_name.as_str();
             let mut known = vec!["anthropic", "openai", "responses", "local"];
             known.extend(layer.providers.keys().map(String::as_str));
             return Err(StartError::Usage(if layer.providers.contains_key(name) {
@@ -277,8 +286,8 @@ fn resolve_http(name: &str, layer: &ConfigLayer) -> Result<Option<ProviderConfig
     let retry_defaults = RetryConfig::default();
     let retry = RetryConfig {
         max_retries: layer.retry.max_retries.unwrap_or(retry_defaults.max_retries),
-        initial_backoff_ms: layer.retry.initial_delay_ms.unwrap_or(retry_defaults.initial_backoff_ms),
-        max_backoff_ms: layer.retry.max_delay_ms.unwrap_or(retry_defaults.max_backoff_ms),
+        initial_delay_ms: layer.retry.initial_delay_ms.unwrap_or(retry_defaults.initial_delay_ms),
+        max_delay_ms: layer.retry.max_delay_ms.unwrap_or(retry_defaults.max_delay_ms),
         ..retry_defaults
     };
     Ok(Some(ProviderConfig {

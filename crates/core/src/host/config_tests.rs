@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use lathe_protocol::{ModelRequest, ThinkingFormat};
+use lathe_protocol::ModelRequest;
 use lathe_provider::{ModelStream, Provider};
 use tokio_util::sync::CancellationToken;
 
@@ -32,13 +32,12 @@ fn cap(flag: Option<u32>, config: &str, suggestion: Option<u32>) -> u32 {
     let flags =
         Flags { dir: Some(workspace.path().to_path_buf()), max_calls_per_response: flag, ..Flags::default() };
     let config = Config::resolve(&flags, home.path()).unwrap();
-    let resolved = ResolvedProvider {
-        provider: Arc::new(Suggests(suggestion)),
-        model: "m".into(),
-        label: "anthropic".into(),
-        thinking_format: ThinkingFormat::Anthropic,
-        name: "anthropic".into(),
-    };
+    let resolved = config.resolved(
+        Arc::new(Suggests(suggestion)),
+        "m".into(),
+        "anthropic",
+        Backend::Http(lathe_provider::Protocol::Anthropic),
+    );
     config.agent_settings(&resolved).max_calls_per_response
 }
 

@@ -138,8 +138,11 @@ impl SessionBuilder {
         warnings.extend(opened.warnings);
         warnings.extend(prompt.warnings);
 
+        // Found and parsed once: permission rules and hooks come from the same files.
+        let settings = crate::config::SettingsSources::find(&home, &config.workspace);
         let permissions = crate::permissions::permissions(
             &config.layer,
+            &settings,
             config.permission_mode,
             &config.workspace,
             &home,
@@ -161,7 +164,7 @@ impl SessionBuilder {
         warnings.extend(mcp.warnings().iter().cloned());
         crate::mcp::register(&mut tools, &mcp);
         let (hooks, hook_warnings) = Hooks::for_session(
-            &home,
+            &settings.files,
             &config.workspace,
             &opened.id,
             session_file.clone().unwrap_or_default(),
@@ -194,7 +197,7 @@ impl SessionBuilder {
         let (mut tools, gate) = extensions::tools(found, tools, parent, &mut warnings);
         let mut system = prompt.system;
         let mut session_context = prompt.session_context;
-        if resolved.label == "local" {
+        if resolved.profile.tool_set == crate::profile::ToolSet::Small {
             // The environment (working directory, date) and the project instructions differ between
             // directories and days: in a new session they open the first message, before the
             // repository state, so the local model's system turn (core prompt + tools) is

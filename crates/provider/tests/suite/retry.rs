@@ -18,8 +18,8 @@ async fn scripted(script: Value) -> MockServer {
 fn fast_retries(max_retries: u32) -> RetryConfig {
     RetryConfig {
         max_retries,
-        initial_backoff_ms: 10,
-        max_backoff_ms: 40,
+        initial_delay_ms: 10,
+        max_delay_ms: 40,
         jitter: false,
         ..RetryConfig::default()
     }

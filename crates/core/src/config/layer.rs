@@ -27,6 +27,9 @@
 //! keep = ["GITHUB_TOKEN"]          # secret-looking variables commands may still see
 //! ```
 //!
+//! Each layer is a [`ConfigLayer`] of the fields it sets; [`ConfigLayer::merged`] merges them as
+//! TOML tables (`super::merge`) and deserialises the result once.
+//!
 //! Permission rules are not here: they come from the Claude-Code-compatible settings files
 //! (`lathe_policy::settings`).
 
@@ -34,7 +37,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use lathe_policy::{NetworkAccess, PermissionMode, SandboxMode};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+
+use super::merge::merge;
 
 /// A configuration file could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -55,11 +60,15 @@ pub enum ConfigError {
         /// The parser's message (with line and column).
         message: String,
     },
+    /// The layers, each valid on its own, do not make one configuration (a value no layer type
+    /// can hold, such as an integer beyond TOML's range).
+    #[error("the configuration layers do not merge: {0}")]
+    Merge(String),
 }
 
 /// One named provider entry (`[providers.<name>]`). Every field is optional; a later layer overrides
-/// field by field.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+/// field by field (`headers` key by key).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderEntry {
     /// Wire protocol: `anthropic`, `openai` (Chat Completions) or `responses`; `local` for the
@@ -78,19 +87,8 @@ pub struct ProviderEntry {
     pub headers: BTreeMap<String, String>,
 }
 
-impl ProviderEntry {
-    fn overlay(&mut self, later: &ProviderEntry) {
-        overlay(&mut self.protocol, &later.protocol);
-        overlay(&mut self.base_url, &later.base_url);
-        overlay(&mut self.api_key_env, &later.api_key_env);
-        overlay(&mut self.model, &later.model);
-        overlay(&mut self.context_window, &later.context_window);
-        self.headers.extend(later.headers.clone());
-    }
-}
-
 /// Retry settings (`[retry]`).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RetryEntry {
     /// Retries after the first attempt (default 4).
@@ -102,7 +100,7 @@ pub struct RetryEntry {
 }
 
 /// Local model settings (`[local]`).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LocalEntry {
     /// Path of the GGUF file.
@@ -131,7 +129,7 @@ pub struct LocalEntry {
 }
 
 /// OS sandbox settings (`[sandbox]`).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SandboxEntry {
     /// `workspace-write`, `read-only` or `off` (default: `workspace-write`, `off` in bypass mode).
@@ -141,7 +139,7 @@ pub struct SandboxEntry {
 }
 
 /// The shell's environment (`[shell_env]`).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ShellEnvEntry {
     /// Variables commands may see although their names look secret.
@@ -149,7 +147,7 @@ pub struct ShellEnvEntry {
 }
 
 /// MCP settings (`[mcp]`).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct McpEntry {
     /// Time a server may take to start (spawn or connect, initialize, list tools), in milliseconds
@@ -161,7 +159,7 @@ pub struct McpEntry {
 }
 
 /// One configuration layer (a file, the environment, or the flags).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConfigLayer {
     /// Provider name.
@@ -229,54 +227,30 @@ impl ConfigLayer {
         })
     }
 
-    /// Overlays every field set in `later` onto `self`.
-    pub fn overlay(&mut self, later: &ConfigLayer) {
-        overlay(&mut self.provider, &later.provider);
-        overlay(&mut self.model, &later.model);
-        overlay(&mut self.base_url, &later.base_url);
-        overlay(&mut self.permission_mode, &later.permission_mode);
-        overlay(&mut self.max_turns, &later.max_turns);
-        overlay(&mut self.max_calls_per_response, &later.max_calls_per_response);
-        overlay(&mut self.max_cost_usd, &later.max_cost_usd);
-        overlay(&mut self.max_output_tokens, &later.max_output_tokens);
-        overlay(&mut self.shell_timeout_ms, &later.shell_timeout_ms);
-        overlay(&mut self.context_window, &later.context_window);
-        overlay(&mut self.auto_compact, &later.auto_compact);
-        overlay(&mut self.context_pruning, &later.context_pruning);
-        overlay(&mut self.instructions_max_bytes, &later.instructions_max_bytes);
-        for (name, entry) in &later.providers {
-            self.providers.entry(name.clone()).or_default().overlay(entry);
+    /// `layers` merged as data, later ones first to win (see [`super::merge`]): each becomes a
+    /// TOML table of the fields it sets, the tables are merged, and the result is deserialised
+    /// once.
+    ///
+    /// # Errors
+    /// [`ConfigError::Merge`] when a layer holds a value TOML cannot (never for files read by
+    /// [`ConfigLayer::load`]).
+    pub fn merged(layers: impl IntoIterator<Item = ConfigLayer>) -> Result<ConfigLayer, ConfigError> {
+        let mut table = toml::Table::new();
+        for layer in layers {
+            let later =
+                toml::Table::try_from(layer).map_err(|error| ConfigError::Merge(error.to_string()))?;
+            merge(&mut table, later);
         }
-        overlay(&mut self.retry.max_retries, &later.retry.max_retries);
-        overlay(&mut self.retry.initial_delay_ms, &later.retry.initial_delay_ms);
-        overlay(&mut self.retry.max_delay_ms, &later.retry.max_delay_ms);
-        overlay(&mut self.local.model_path, &later.local.model_path);
-        overlay(&mut self.local.context_tokens, &later.local.context_tokens);
-        overlay(&mut self.local.temperature, &later.local.temperature);
-        overlay(&mut self.local.threads, &later.local.threads);
-        overlay(&mut self.local.answer_bias, &later.local.answer_bias);
-        overlay(&mut self.local.max_calls_per_response, &later.local.max_calls_per_response);
-        overlay(&mut self.local.edit_grammar, &later.local.edit_grammar);
-        overlay(&mut self.local.restate_task, &later.local.restate_task);
-        overlay(&mut self.local.act_first, &later.local.act_first);
-        overlay(&mut self.local.prompt_cache, &later.local.prompt_cache);
-        overlay(&mut self.local.prompt_cache_dir, &later.local.prompt_cache_dir);
-        overlay(&mut self.sandbox.mode, &later.sandbox.mode);
-        overlay(&mut self.sandbox.network, &later.sandbox.network);
-        overlay(&mut self.shell_env.keep, &later.shell_env.keep);
-        overlay(&mut self.trust_project_mcp, &later.trust_project_mcp);
-        overlay(&mut self.mcp.startup_timeout_ms, &later.mcp.startup_timeout_ms);
-        overlay(&mut self.mcp.tool_timeout_ms, &later.mcp.tool_timeout_ms);
+        table.try_into().map_err(|error: toml::de::Error| ConfigError::Merge(error.to_string()))
     }
 
     /// The user and project layers for `project`, merged: `<home>/config.toml` then
     /// `<project>/.lathe/config.toml`, with the warnings of [`ConfigLayer::untrusted`].
     pub fn from_files(home: &Path, project: &Path) -> Result<(ConfigLayer, Vec<String>), ConfigError> {
-        let mut merged = ConfigLayer::load(&home.join("config.toml"))?;
+        let user = ConfigLayer::load(&home.join("config.toml"))?;
         let path = project.join(".lathe").join("config.toml");
         let (project_layer, warnings) = ConfigLayer::load(&path)?.untrusted(&path);
-        merged.overlay(&project_layer);
-        Ok((merged, warnings))
+        Ok((ConfigLayer::merged([user, project_layer])?, warnings))
     }
 
     /// Restricts a layer that comes with the repository (a cloned project is not trusted, and the
@@ -331,9 +305,25 @@ impl ConfigLayer {
         (self, warnings)
     }
 
-    /// The layer read from `LATHE_PROVIDER`, `LATHE_MODEL` and `LATHE_PERMISSION_MODE`.
+    /// The layer read from `LATHE_PROVIDER`, `LATHE_MODEL`, `LATHE_PERMISSION_MODE`, and Claude
+    /// Code's `MCP_TIMEOUT` / `MCP_TOOL_TIMEOUT` (milliseconds; a value that is not a number is
+    /// ignored).
+    ///
+    /// # Errors
+    /// `LATHE_PERMISSION_MODE` names no permission mode.
     pub fn from_env() -> Result<ConfigLayer, lathe_policy::UnknownMode> {
-        let var = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
+        ConfigLayer::from_vars(|name| std::env::var(name).ok())
+    }
+
+    /// [`ConfigLayer::from_env`] with the variables read by `lookup` (an empty value is unset).
+    ///
+    /// # Errors
+    /// `LATHE_PERMISSION_MODE` names no permission mode.
+    pub fn from_vars(
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<ConfigLayer, lathe_policy::UnknownMode> {
+        let var = |name: &str| lookup(name).filter(|value| !value.is_empty());
+        let ms = |name: &str| var(name).and_then(|value| value.trim().parse::<u64>().ok());
         let permission_mode = match var("LATHE_PERMISSION_MODE") {
             Some(mode) => Some(mode.parse::<PermissionMode>()?),
             None => None,
@@ -342,14 +332,9 @@ impl ConfigLayer {
             provider: var("LATHE_PROVIDER"),
             model: var("LATHE_MODEL"),
             permission_mode,
+            mcp: McpEntry { startup_timeout_ms: ms("MCP_TIMEOUT"), tool_timeout_ms: ms("MCP_TOOL_TIMEOUT") },
             ..ConfigLayer::default()
         })
-    }
-}
-
-fn overlay<T: Clone>(slot: &mut Option<T>, later: &Option<T>) {
-    if later.is_some() {
-        slot.clone_from(later);
     }
 }
 
@@ -407,6 +392,29 @@ mod tests {
         let (layer, warnings) = ConfigLayer::from_files(&dir.path().join("home"), &project).unwrap();
         assert_eq!(layer.permission_mode, Some(PermissionMode::Plan));
         assert!(warnings.is_empty());
+    }
+
+    #[test]
+    fn the_environment_layer_wins_over_the_files_and_ignores_what_is_not_a_number() {
+        let vars = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| pairs.iter().find(|(key, _)| *key == name).map(|(_, value)| value.to_string())
+        };
+        let env = ConfigLayer::from_vars(vars(&[
+            ("LATHE_MODEL", "m"),
+            ("LATHE_PROVIDER", ""),
+            ("MCP_TIMEOUT", " 500 "),
+            ("MCP_TOOL_TIMEOUT", "soon"),
+        ]))
+        .unwrap();
+        let file: ConfigLayer =
+            toml::from_str("provider = \"ds\"\n[mcp]\nstartup_timeout_ms = 9\ntool_timeout_ms = 7\n")
+                .unwrap();
+        let merged = ConfigLayer::merged([file, env]).unwrap();
+        assert_eq!(merged.provider.as_deref(), Some("ds"));
+        assert_eq!(merged.model.as_deref(), Some("m"));
+        assert_eq!(merged.mcp.startup_timeout_ms, Some(500));
+        assert_eq!(merged.mcp.tool_timeout_ms, Some(7));
+        assert!(ConfigLayer::from_vars(vars(&[("LATHE_PERMISSION_MODE", "sometimes")])).is_err());
     }
 
     #[test]
