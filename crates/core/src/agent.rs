@@ -450,6 +450,7 @@ impl Agent {
                     result: done.result.clone(),
                     tool: done.tool.clone(),
                     elapsed_ms: done.elapsed_ms,
+                    view: done.view.clone(),
                 });
                 progress.observe(call, &done.result);
                 self.append(LedgerItem::ToolResult(done.result));

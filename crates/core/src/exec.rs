@@ -23,7 +23,8 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use futures::future::join_all;
 use lathe_policy::{Decision, Effect, Policy, Verdict};
 use lathe_protocol::{
-    AgentEvent, Content, PermissionAnswer, Receipt, StopReason, ToolCall, ToolResult, ToolStatus,
+    AgentEvent, Content, PermissionAnswer, Receipt, ResultView, StopReason, ToolCall, ToolPreview,
+    ToolResult, ToolStatus,
 };
 use lathe_tools::{DynTool, ToolContext, ToolError, ToolRegistry};
 use tokio::sync::{Mutex, mpsc};
@@ -34,21 +35,25 @@ use crate::hooks::{HookEvent, HookVerdict, Hooks, PermissionVerdict};
 /// Answers permission prompts. The headless front end has none; an interactive one implements it by
 /// emitting [`AgentEvent::PermissionRequest`] and waiting for the user's op.
 pub trait Approver: Send + Sync {
-    /// Asks the user about `call`; `reason` says what the call would do, `suggestion` the prefix
-    /// rules an "always" answer would store (`None` when no rule is safe to store).
+    /// Asks the user about `call`; `reason` says why it needs asking, `suggestion` the prefix
+    /// rules an "always" answer would store (`None` when no rule is safe to store), `preview` what
+    /// the call would do as its tool shows it ([`DynTool::preview`]: an edit's diff, a command).
     fn ask<'a>(
         &'a self,
         call: &'a ToolCall,
         reason: &'a str,
         suggestion: Option<&'a str>,
+        preview: Option<&'a ToolPreview>,
     ) -> futures::future::BoxFuture<'a, PermissionAnswer>;
 }
 
-/// One executed call: its result and the tool's todo list update, if any.
+/// One executed call: its result, the tool's name, its wall time and how the tool suggests showing
+/// the result ([`ToolOutput::view`](lathe_tools::ToolOutput::view)).
 pub(crate) struct Executed {
     pub result: ToolResult,
     pub tool: String,
     pub elapsed_ms: u64,
+    pub view: Option<ResultView>,
 }
 
 /// Everything the executor needs, borrowed from the agent for one response.
@@ -113,9 +118,20 @@ impl Executor<'_> {
         guard.check(call, index, total)
     }
 
+    /// Announces `call` with its tool's one-line summary (the generic one for an unknown tool,
+    /// none for arguments cut off).
+    fn announce(&self, call: &ToolCall) {
+        let summary = match (&call.incomplete, self.tools.get(&call.name)) {
+            (Some(_), _) => String::new(),
+            (None, Some(tool)) => tool.summary(&call.arguments),
+            (None, None) => lathe_tools::summarize_args(&call.arguments),
+        };
+        let _ = self.events.send(AgentEvent::ToolCallStarted { call: call.clone(), summary });
+    }
+
     /// The result of a call the guards refused.
     fn refuse(&self, call: &ToolCall, refusal: Refusal) -> Executed {
-        let _ = self.events.send(AgentEvent::ToolCallStarted { call: call.clone() });
+        self.announce(call);
         let started_ms =
             SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
         let receipt = Receipt {
@@ -132,7 +148,7 @@ impl Executor<'_> {
             status: ToolStatus::Failed,
             receipt: Some(receipt),
         };
-        Executed { result, tool: call.name.clone(), elapsed_ms: 0 }
+        Executed { result, tool: call.name.clone(), elapsed_ms: 0, view: None }
     }
 
     fn effect_of(&self, call: &ToolCall) -> Effect {
@@ -161,7 +177,7 @@ impl Executor<'_> {
     }
 
     async fn run_one(&self, call: &ToolCall) -> Executed {
-        let _ = self.events.send(AgentEvent::ToolCallStarted { call: call.clone() });
+        self.announce(call);
         let started = Instant::now();
         let started_ms =
             SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
@@ -169,6 +185,7 @@ impl Executor<'_> {
 
         let prepared = self.prepare(call, &mut receipt).await;
         let ran = prepared.is_ok();
+        let mut view = None;
         let (mut content, is_error, status) = match prepared {
             Err((text, status)) => (vec![Content::text(text)], true, status),
             Ok(tool) => match tool.call(call.arguments.clone(), &self.call_context(call)).await {
@@ -178,6 +195,7 @@ impl Executor<'_> {
                     if let Some(items) = output.todos {
                         let _ = self.events.send(AgentEvent::Todos { items });
                     }
+                    view = output.view;
                     (output.content, output.is_error, ToolStatus::Completed)
                 }
                 Err(error) => {
@@ -222,7 +240,7 @@ impl Executor<'_> {
         receipt.elapsed_ms = elapsed_ms;
         let result =
             ToolResult { call_id: call.id.clone(), content, is_error, status, receipt: Some(receipt) };
-        Executed { result, tool: call.name.clone(), elapsed_ms }
+        Executed { result, tool: call.name.clone(), elapsed_ms, view }
     }
 
     /// The context for `call`: the session's, tagged with the call's id.
@@ -332,7 +350,7 @@ impl Executor<'_> {
             let _ = self.events.send(AgentEvent::Warning { message });
         }
         let decision = match (decision.verdict, self.approver) {
-            (Verdict::Ask, Some(approver)) => self.ask_user(approver, call, decision).await,
+            (Verdict::Ask, Some(approver)) => self.ask_user(approver, tool.as_ref(), call, decision).await,
             (Verdict::Allow | Verdict::Ask | Verdict::Deny, _) => decision.headless(),
         };
         receipt.decision = decision.summary();
@@ -349,7 +367,13 @@ impl Executor<'_> {
 
     /// Puts an ask to the user; "always" stores the decision's prefix rules in
     /// `.lathe/settings.local.json` and adds them to the session's rules.
-    async fn ask_user(&self, approver: &dyn Approver, call: &ToolCall, decision: Decision) -> Decision {
+    async fn ask_user(
+        &self,
+        approver: &dyn Approver,
+        tool: &dyn DynTool,
+        call: &ToolCall,
+        decision: Decision,
+    ) -> Decision {
         let _guard = self.prompt_lock.lock().await;
         if !self.hooks.is_empty(HookEvent::Notification) {
             let hooks = self.hooks.clone();
@@ -357,7 +381,8 @@ impl Executor<'_> {
             tokio::spawn(async move { hooks.notification(&message).await });
         }
         let suggestion = (!decision.suggestions.is_empty()).then(|| decision.suggestions.join(", "));
-        let answer = approver.ask(call, &decision.reason, suggestion.as_deref()).await;
+        let preview = tool.preview(&call.arguments, self.ctx);
+        let answer = approver.ask(call, &decision.reason, suggestion.as_deref(), preview.as_ref()).await;
         let by = match answer {
             PermissionAnswer::AllowOnce => "approved by the user once".to_string(),
             PermissionAnswer::AllowAlways => self.remember(&decision.suggestions),
@@ -429,5 +454,6 @@ pub(crate) fn interrupted(call: &ToolCall, why: &str) -> Executed {
         ),
         tool: call.name.clone(),
         elapsed_ms: 0,
+        view: None,
     }
 }
