@@ -9,13 +9,14 @@
 //! - [`error`]: typed provider errors ([`ProviderError`]) that drive recovery.
 //! - [`agent`]: the loop's outward events ([`AgentEvent`]) and inward operations ([`AgentOp`]).
 //! - [`preview`]: what a tool shows a person about a call ([`ToolPreview`] before it runs,
-//!   [`ResultView`] after).
+//!   [`ResultView`] after); [`classify`]: classifications of [`AgentEvent`]s front ends share.
 //! - [`tool_names`]: built-in tools' names and their Claude Code names, in one table.
 //!
 //! This crate has no I/O and no async runtime; everything here is plain data with serde.
 
 pub mod accumulate;
 pub mod agent;
+pub mod classify;
 pub mod conversation;
 pub mod error;
 pub mod event;
