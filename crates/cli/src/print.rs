@@ -125,41 +125,18 @@ impl Printer {
     }
 
     fn track_denials(&mut self, event: &AgentEvent) {
-        match event {
-            AgentEvent::AssistantMessage { message } => {
-                for call in message.tool_calls() {
-                    self.calls.insert(call.id.clone(), (call.name.clone(), call.arguments.clone()));
-                }
+        if let AgentEvent::AssistantMessage { message } = event {
+            for call in message.tool_calls() {
+                self.calls.insert(call.id.clone(), (call.name.clone(), call.arguments.clone()));
             }
-            AgentEvent::ToolResult { result, .. } => {
-                let call = self.calls.remove(&result.call_id);
-                if result.status == ToolStatus::Denied {
-                    let (name, input) = call.unwrap_or_default();
-                    self.denial_lines.push(denial_line(&name, &input, result));
-                    self.denials
-                        .push(json!({"tool_name": name, "tool_use_id": result.call_id, "tool_input": input}));
-                }
+        } else if let AgentEvent::ToolResult { result, .. } = event {
+            let call = self.calls.remove(&result.call_id);
+            if result.status == ToolStatus::Denied {
+                let (name, input) = call.unwrap_or_default();
+                self.denial_lines.push(denial_line(&name, &input, result));
+                self.denials
+                    .push(json!({"tool_name": name, "tool_use_id": result.call_id, "tool_input": input}));
             }
-            AgentEvent::SessionStarted { .. }
-            | AgentEvent::TurnStarted { .. }
-            | AgentEvent::TextDelta { .. }
-            | AgentEvent::ThinkingDelta { .. }
-            | AgentEvent::OutputProgress { .. }
-            | AgentEvent::ToolCallStarted { .. }
-            | AgentEvent::PermissionRequest { .. }
-            | AgentEvent::Todos { .. }
-            | AgentEvent::Retry(_)
-            | AgentEvent::Usage { .. }
-            | AgentEvent::ContextPruned { .. }
-            | AgentEvent::Compacted { .. }
-            | AgentEvent::ModeChanged { .. }
-            | AgentEvent::ModelChanged { .. }
-            | AgentEvent::UserTurns { .. }
-            | AgentEvent::Rewound { .. }
-            | AgentEvent::Warning { .. }
-            | AgentEvent::Subagent { .. }
-            | AgentEvent::Commands { .. }
-            | AgentEvent::Finished { .. } => {}
         }
     }
 
@@ -169,93 +146,91 @@ impl Printer {
         }
     }
 
-    /// The stream-json lines for one event; a sub-agent's events carry `parent_tool_use_id` (the
-    /// parent's `task` call), `subagent_id` and `subagent_type`.
+    /// The stream-json lines for one event (none for streamed pieces, session and control
+    /// events, a call's start or permission request: the `tool_call` line comes from the assistant
+    /// message, and the end from [`Printer::finish`]); a sub-agent's events carry
+    /// `parent_tool_use_id` (the parent's `task` call), `subagent_id` and `subagent_type`.
     fn stream_lines(event: &AgentEvent) -> Vec<Value> {
-        let mut out = Vec::new();
-        let mut line = |value: &Value| out.push(value.clone());
-        match event {
-            AgentEvent::AssistantMessage { message } => {
-                let text = message.text();
-                if !text.is_empty() {
-                    line(&json!({"type": "text", "text": text}));
-                }
-                for call in message.tool_calls() {
-                    line(
-                        &json!({"type": "tool_call", "id": call.id, "name": call.name, "arguments": call.arguments}),
-                    );
-                }
-            }
-            AgentEvent::ToolResult { result, tool, elapsed_ms } => {
-                let receipt = result.receipt.as_ref();
-                line(&json!({
-                    "type": "tool_result", "id": result.call_id, "name": tool, "status": status_name(result.status),
-                    "is_error": result.is_error, "elapsed_ms": elapsed_ms,
-                    "exit_code": receipt.and_then(|r| r.exit_code),
-                    "decision": receipt.map(|r| r.decision.clone()),
-                    "spill_path": receipt.and_then(|r| r.spill_path.clone()),
-                    "output": result.text_content(),
-                }));
-            }
-            AgentEvent::Retry(info) => line(&json!({
-                "type": "retry", "attempt": info.attempt, "max_retries": info.max_retries,
-                "delay_ms": info.delay_ms, "reason": info.error.kind(), "message": info.describe(),
-                "discards_partial": info.discards_partial,
-            })),
-            AgentEvent::Usage { last, stats, context } => line(&json!({
-                "type": "usage", "input_tokens": last.input_tokens, "output_tokens": last.output_tokens,
-                "cache_read_tokens": last.cache_read_input_tokens, "cache_write_tokens": last.cache_creation_input_tokens,
-                "total_cost_usd": stats.cost_usd, "context": context,
-            })),
-            AgentEvent::ContextPruned { results, tokens_before, tokens_after } => line(&json!({
-                "type": "context_pruned", "results": results, "tokens_before": tokens_before,
-                "tokens_after": tokens_after,
-            })),
-            AgentEvent::Compacted {
-                trigger,
-                tokens_before,
-                tokens_after,
-                summarized_items,
-                kept_items,
-                omitted_rounds,
-            } => line(&json!({
-                "type": "compacted", "trigger": trigger, "tokens_before": tokens_before, "tokens_after": tokens_after,
-                "summarized_items": summarized_items, "kept_items": kept_items, "omitted_rounds": omitted_rounds,
-            })),
-            AgentEvent::Todos { items } => line(&json!({"type": "todos", "items": items})),
-            AgentEvent::Warning { message } => line(&json!({"type": "warning", "message": message})),
-            AgentEvent::Subagent { parent_call_id, agent_id, subagent_type, event } => {
-                let inner = match event.as_ref() {
-                    AgentEvent::Finished { cause, stats, .. } => vec![json!({
-                        "type": "subagent_result", "subtype": cause.subtype(), "turns": stats.turns,
-                        "tool_calls": stats.tool_calls, "cost_usd": stats.cost_usd,
-                    })],
-                    other => Printer::stream_lines(other),
-                };
-                for mut value in inner {
+        if let AgentEvent::Subagent { parent_call_id, agent_id, subagent_type, event } = event {
+            let inner = match event.as_ref() {
+                AgentEvent::Finished { cause, stats, .. } => vec![json!({
+                    "type": "subagent_result", "subtype": cause.subtype(), "turns": stats.turns,
+                    "tool_calls": stats.tool_calls, "cost_usd": stats.cost_usd,
+                })],
+                other => Printer::stream_lines(other),
+            };
+            return inner
+                .into_iter()
+                .map(|mut value| {
                     if let Value::Object(map) = &mut value {
                         map.insert("parent_tool_use_id".into(), json!(parent_call_id));
                         map.insert("subagent_id".into(), json!(agent_id));
                         map.insert("subagent_type".into(), json!(subagent_type));
                     }
-                    line(&value);
-                }
-            }
-            AgentEvent::SessionStarted { .. }
-            | AgentEvent::TurnStarted { .. }
-            | AgentEvent::TextDelta { .. }
-            | AgentEvent::ThinkingDelta { .. }
-            | AgentEvent::OutputProgress { .. }
-            | AgentEvent::ToolCallStarted { .. }
-            | AgentEvent::PermissionRequest { .. }
-            | AgentEvent::ModeChanged { .. }
-            | AgentEvent::ModelChanged { .. }
-            | AgentEvent::UserTurns { .. }
-            | AgentEvent::Rewound { .. }
-            | AgentEvent::Commands { .. }
-            | AgentEvent::Finished { .. } => {}
+                    value
+                })
+                .collect();
         }
-        out
+        if let AgentEvent::AssistantMessage { message } = event {
+            let text = message.text();
+            let text_line = (!text.is_empty()).then(|| json!({"type": "text", "text": text}));
+            let calls = message.tool_calls().map(
+                |call| json!({"type": "tool_call", "id": call.id, "name": call.name, "arguments": call.arguments}),
+            );
+            return text_line.into_iter().chain(calls).collect();
+        }
+        Printer::stream_line(event).into_iter().collect()
+    }
+
+    /// The one stream-json line of an event that has one line of its own.
+    fn stream_line(event: &AgentEvent) -> Option<Value> {
+        if let AgentEvent::ToolResult { result, tool, elapsed_ms, .. } = event {
+            let receipt = result.receipt.as_ref();
+            Some(json!({
+                "type": "tool_result", "id": result.call_id, "name": tool, "status": status_name(result.status),
+                "is_error": result.is_error, "elapsed_ms": elapsed_ms,
+                "exit_code": receipt.and_then(|r| r.exit_code),
+                "decision": receipt.map(|r| r.decision.clone()),
+                "spill_path": receipt.and_then(|r| r.spill_path.clone()),
+                "output": result.text_content(),
+            }))
+        } else if let AgentEvent::Retry(info) = event {
+            Some(json!({
+                "type": "retry", "attempt": info.attempt, "max_retries": info.max_retries,
+                "delay_ms": info.delay_ms, "reason": info.error.kind(), "message": info.describe(),
+                "discards_partial": info.discards_partial,
+            }))
+        } else if let AgentEvent::Usage { last, stats, context } = event {
+            Some(json!({
+                "type": "usage", "input_tokens": last.input_tokens, "output_tokens": last.output_tokens,
+                "cache_read_tokens": last.cache_read_input_tokens, "cache_write_tokens": last.cache_creation_input_tokens,
+                "total_cost_usd": stats.cost_usd, "context": context,
+            }))
+        } else if let AgentEvent::ContextPruned { results, tokens_before, tokens_after } = event {
+            Some(json!({
+                "type": "context_pruned", "results": results, "tokens_before": tokens_before,
+                "tokens_after": tokens_after,
+            }))
+        } else if let AgentEvent::Compacted {
+            trigger,
+            tokens_before,
+            tokens_after,
+            summarized_items,
+            kept_items,
+            omitted_rounds,
+        } = event
+        {
+            Some(json!({
+                "type": "compacted", "trigger": trigger, "tokens_before": tokens_before, "tokens_after": tokens_after,
+                "summarized_items": summarized_items, "kept_items": kept_items, "omitted_rounds": omitted_rounds,
+            }))
+        } else if let AgentEvent::Todos { items } = event {
+            Some(json!({"type": "todos", "items": items}))
+        } else if let AgentEvent::Warning { message } = event {
+            Some(json!({"type": "warning", "message": message}))
+        } else {
+            None
+        }
     }
 
     /// Prints the end of the run: the final text (text mode), the `result` object (json, stream-json).
@@ -360,60 +335,25 @@ fn status_name(status: ToolStatus) -> &'static str {
     }
 }
 
+/// Text mode's line for an event printed as it happens (calls are printed with their result, see
+/// [`Printer::text_tool_result`]; a sub-agent's calls and warnings are shown as they start).
 fn text_progress(event: &AgentEvent) {
-    match event {
-        AgentEvent::Retry(info) => eprintln!("lathe: {}", info.describe()),
-        AgentEvent::Warning { message } => eprintln!("lathe: warning: {message}"),
-        AgentEvent::ContextPruned { results, tokens_before, tokens_after } => eprintln!(
+    if let AgentEvent::Retry(info) = event {
+        eprintln!("lathe: {}", info.describe());
+    } else if let AgentEvent::Warning { message } = event {
+        eprintln!("lathe: warning: {message}");
+    } else if let AgentEvent::ContextPruned { results, tokens_before, tokens_after } = event {
+        eprintln!(
             "lathe: context: {results} old tool outputs replaced by stubs ({tokens_before} → {tokens_after} tokens)"
-        ),
-        AgentEvent::Compacted { tokens_before, tokens_after, .. } => {
-            eprintln!("lathe: context: conversation compacted ({tokens_before} → {tokens_after} tokens)")
+        );
+    } else if let AgentEvent::Compacted { tokens_before, tokens_after, .. } = event {
+        eprintln!("lathe: context: conversation compacted ({tokens_before} → {tokens_after} tokens)");
+    } else if let AgentEvent::Subagent { subagent_type, event, .. } = event {
+        if let AgentEvent::ToolCallStarted { call, summary } = event.as_ref() {
+            eprintln!("  ↳ [{subagent_type}] ● {} {}", call.name, cut(summary, 100));
+        } else if let AgentEvent::Warning { message } = event.as_ref() {
+            eprintln!("lathe: warning: [{subagent_type}] {message}");
         }
-        AgentEvent::Subagent { subagent_type, event, .. } => match event.as_ref() {
-            AgentEvent::ToolCallStarted { call } => {
-                let args: String = call.arguments.to_string().chars().take(100).collect();
-                eprintln!("  ↳ [{subagent_type}] ● {} {args}", call.name);
-            }
-            AgentEvent::Warning { message } => eprintln!("lathe: warning: [{subagent_type}] {message}"),
-            AgentEvent::SessionStarted { .. }
-            | AgentEvent::TurnStarted { .. }
-            | AgentEvent::TextDelta { .. }
-            | AgentEvent::ThinkingDelta { .. }
-            | AgentEvent::OutputProgress { .. }
-            | AgentEvent::AssistantMessage { .. }
-            | AgentEvent::ToolResult { .. }
-            | AgentEvent::PermissionRequest { .. }
-            | AgentEvent::Todos { .. }
-            | AgentEvent::Retry(_)
-            | AgentEvent::Usage { .. }
-            | AgentEvent::ContextPruned { .. }
-            | AgentEvent::Compacted { .. }
-            | AgentEvent::ModeChanged { .. }
-            | AgentEvent::ModelChanged { .. }
-            | AgentEvent::UserTurns { .. }
-            | AgentEvent::Rewound { .. }
-            | AgentEvent::Subagent { .. }
-            | AgentEvent::Commands { .. }
-            | AgentEvent::Finished { .. } => {}
-        },
-        // Printed with their result (see `Printer::text_tool_result`).
-        AgentEvent::ToolCallStarted { .. } | AgentEvent::ToolResult { .. } => {}
-        AgentEvent::SessionStarted { .. }
-        | AgentEvent::TurnStarted { .. }
-        | AgentEvent::TextDelta { .. }
-        | AgentEvent::ThinkingDelta { .. }
-        | AgentEvent::OutputProgress { .. }
-        | AgentEvent::AssistantMessage { .. }
-        | AgentEvent::PermissionRequest { .. }
-        | AgentEvent::Todos { .. }
-        | AgentEvent::Usage { .. }
-        | AgentEvent::ModeChanged { .. }
-        | AgentEvent::ModelChanged { .. }
-        | AgentEvent::UserTurns { .. }
-        | AgentEvent::Rewound { .. }
-        | AgentEvent::Commands { .. }
-        | AgentEvent::Finished { .. } => {}
     }
 }
 

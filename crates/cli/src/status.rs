@@ -52,35 +52,18 @@ impl StatusLine {
     /// tool phase, its result goes back to the model phase, the end of the run hides the line.
     pub fn observe(&mut self, event: &AgentEvent) {
         let now = Instant::now();
-        match event {
-            AgentEvent::TurnStarted { .. } => self.phase = Phase::Model { since: now, chars: 0 },
-            AgentEvent::OutputProgress { chars } => match &mut self.phase {
+        if let AgentEvent::OutputProgress { chars } = event {
+            match &mut self.phase {
                 Phase::Model { chars: shown, .. } => *shown = *chars,
                 Phase::Idle | Phase::Tool { .. } => self.phase = Phase::Model { since: now, chars: *chars },
-            },
-            AgentEvent::ToolCallStarted { call } => {
-                let summary = crate::print::cut(&call.arguments.to_string(), 60);
-                self.phase = Phase::Tool { since: now, label: format!("{} {summary}", call.name) };
             }
-            AgentEvent::ToolResult { .. } => self.phase = Phase::Model { since: now, chars: 0 },
-            AgentEvent::Finished { .. } => self.phase = Phase::Idle,
-            AgentEvent::SessionStarted { .. }
-            | AgentEvent::TextDelta { .. }
-            | AgentEvent::ThinkingDelta { .. }
-            | AgentEvent::AssistantMessage { .. }
-            | AgentEvent::PermissionRequest { .. }
-            | AgentEvent::Todos { .. }
-            | AgentEvent::Retry(_)
-            | AgentEvent::Usage { .. }
-            | AgentEvent::ContextPruned { .. }
-            | AgentEvent::Compacted { .. }
-            | AgentEvent::ModeChanged { .. }
-            | AgentEvent::ModelChanged { .. }
-            | AgentEvent::UserTurns { .. }
-            | AgentEvent::Rewound { .. }
-            | AgentEvent::Warning { .. }
-            | AgentEvent::Subagent { .. }
-            | AgentEvent::Commands { .. } => {}
+        } else if let AgentEvent::ToolCallStarted { call, summary } = event {
+            let label = format!("{} {}", call.name, crate::print::cut(summary, 60));
+            self.phase = Phase::Tool { since: now, label };
+        } else if matches!(event, AgentEvent::TurnStarted { .. } | AgentEvent::ToolResult { .. }) {
+            self.phase = Phase::Model { since: now, chars: 0 };
+        } else if matches!(event, AgentEvent::Finished { .. }) {
+            self.phase = Phase::Idle;
         }
     }
 
@@ -161,8 +144,8 @@ mod tests {
             arguments: json!({"command": "cargo test"}),
             incomplete: None,
         };
-        line.observe(&AgentEvent::ToolCallStarted { call });
+        line.observe(&AgentEvent::ToolCallStarted { call, summary: "cargo test".into() });
         let text = line.text(Instant::now()).unwrap();
-        assert!(text.contains("shell {\"command\":\"cargo test\"} · 0 s"), "{text}");
+        assert!(text.contains("shell cargo test · 0 s"), "{text}");
     }
 }

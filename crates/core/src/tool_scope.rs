@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use lathe_policy::scope::{ToolScope, anchors, entry_name};
-use lathe_protocol::ToolSpec;
+use lathe_protocol::{ToolPreview, ToolSpec};
 use lathe_tools::{Access, DynTool, Effect, ToolContext, ToolError, ToolOutput};
 use serde_json::Value;
 
@@ -116,6 +116,10 @@ impl DynTool for ScopedTool {
 
     fn summary(&self, args: &Value) -> String {
         self.inner.summary(args)
+    }
+
+    fn preview(&self, args: &Value, ctx: &ToolContext) -> Option<ToolPreview> {
+        self.inner.preview(args, ctx)
     }
 
     fn access(&self, args: &Value, ctx: &ToolContext) -> Result<Access, ToolError> {

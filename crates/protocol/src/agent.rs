@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::event::{RetryInfo, Usage};
 use crate::ledger::{AssistantMessage, Content, ToolCall, ToolResult};
 use crate::mode::PermissionMode;
+use crate::preview::{ResultView, ToolPreview};
 
 /// What the loop tells front ends.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -62,6 +63,11 @@ pub enum AgentEvent {
     ToolCallStarted {
         /// The call.
         call: ToolCall,
+        /// One line about the call made by its tool (the path, the command, the pattern; at most
+        /// 120 characters), the same as the result's receipt summary; empty when the arguments
+        /// did not arrive whole.
+        #[serde(default)]
+        summary: String,
     },
     /// The loop needs a permission decision; answer with [`AgentOp::Permission`].
     PermissionRequest {
@@ -73,6 +79,11 @@ pub enum AgentEvent {
         /// (`Bash(cargo test *)`), comma-separated; `None` when no rule is safe to store.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         suggestion: Option<String>,
+        /// What the call would do, made by its tool: the diff of an edit or write against the file
+        /// on disk, a command and its directory, a URL; `None` when the tool gives none (the
+        /// front end then shows the arguments).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        preview: Option<ToolPreview>,
     },
     /// A tool call finished (or was denied / interrupted); the result is in the ledger.
     ToolResult {
@@ -82,6 +93,10 @@ pub enum AgentEvent {
         tool: String,
         /// Wall time in milliseconds.
         elapsed_ms: u64,
+        /// How the tool suggests showing a successful result (an edit's diff, `read 42 lines`);
+        /// `None` to show the output itself.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        view: Option<ResultView>,
     },
     /// The model's task list changed (`todo_write`).
     Todos {

@@ -8,18 +8,22 @@
 //!   and [`accumulate::Accumulator`], which folds the stream into an [`AssistantMessage`].
 //! - [`error`]: typed provider errors ([`ProviderError`]) that drive recovery.
 //! - [`agent`]: the loop's outward events ([`AgentEvent`]) and inward operations ([`AgentOp`]).
+//! - [`preview`]: what a tool shows a person about a call ([`ToolPreview`] before it runs,
+//!   [`ResultView`] after); [`classify`]: classifications of [`AgentEvent`]s front ends share.
 //! - [`tool_names`]: built-in tools' names and their Claude Code names, in one table.
 //!
 //! This crate has no I/O and no async runtime; everything here is plain data with serde.
 
 pub mod accumulate;
 pub mod agent;
+pub mod classify;
 pub mod conversation;
 pub mod error;
 pub mod event;
 pub mod extensions;
 pub mod ledger;
 pub mod mode;
+pub mod preview;
 pub mod request;
 pub mod tool_names;
 
@@ -36,4 +40,5 @@ pub use ledger::{
     ToolResult, ToolStatus, UserMessage, UserOrigin,
 };
 pub use mode::{PermissionMode, UnknownMode};
+pub use preview::{FileChange, ResultView, ToolPreview};
 pub use request::{ModelRequest, SystemBlock, ThinkingConfig, ToolSpec};

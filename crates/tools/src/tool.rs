@@ -8,6 +8,12 @@
 //!    a failure is [`ToolError::InvalidArguments`] naming the offending field;
 //! 3. deserialisation into `Args`, then [`Tool::run`] with the session's [`ToolContext`].
 //!
+//! What a person sees of a call is also the tool's to say, so front ends never switch on tool
+//! names: [`Tool::summary`] (one line for the call's row and its receipt), [`Tool::preview`] (what
+//! the call would do, for a permission prompt: an edit's diff against the file on disk, a command
+//! and its directory) and [`ToolOutput::view`] (how to show the result: an edit's diff,
+//! `read 42 lines`).
+//!
 //! Capping and spilling of large outputs is each tool's job, using [`crate::output::cap_output`],
 //! so that `ToolOutput::content` is always within the in-context budget.
 
@@ -18,7 +24,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use futures::future::BoxFuture;
-use lathe_protocol::{Content, ToolSpec};
+use lathe_protocol::{Content, ResultView, ToolPreview, ToolSpec};
 use schemars::JsonSchema;
 use serde_json::Value;
 
@@ -49,6 +55,9 @@ pub struct ToolOutput {
     pub spill_path: Option<PathBuf>,
     /// For `todo_write`: the task list to show the user (`[{content, status}]`).
     pub todos: Option<Value>,
+    /// How a front end may show this result instead of `content` (the diff of an edit, a line
+    /// such as `read 42 lines`); `None` shows `content`. Never sent to the model.
+    pub view: Option<ResultView>,
 }
 
 impl ToolOutput {
@@ -122,6 +131,20 @@ pub trait Tool: Send + Sync + 'static {
         let _ = (args, ctx);
         Access::Undeclared { read_only: self.effect() == Effect::ReadOnly }
     }
+    /// One line about a call for the person watching (its row in the UI, its receipt): the path,
+    /// the command or the pattern, at most 120 characters. Gets the raw arguments, which may not
+    /// validate. Defaults to [`summarize_args`].
+    fn summary(&self, args: &Value) -> String {
+        summarize_args(args)
+    }
+    /// What this call would do, for a permission prompt: the unified diff an edit or write would
+    /// make to the file on disk, the command and its directory. Called after the arguments
+    /// validated, only when the user is asked; reads at most what the call itself would read and
+    /// changes nothing. `None` (the default) leaves the front end to show the arguments.
+    fn preview(&self, args: &Self::Args, ctx: &ToolContext) -> Option<ToolPreview> {
+        let _ = (args, ctx);
+        None
+    }
     /// Runs one call. Must watch `ctx.cancel` and return [`ToolError::Cancelled`] promptly.
     fn run(
         &self,
@@ -144,6 +167,12 @@ pub trait DynTool: Send + Sync {
     /// ([`Tool::access`]); [`ToolError::InvalidArguments`] when they do not validate, so an invalid
     /// call is reported as invalid rather than judged.
     fn access(&self, args: &Value, ctx: &ToolContext) -> Result<Access, ToolError>;
+    /// What the call would do, for a permission prompt ([`Tool::preview`]); `None` when the tool
+    /// gives none or the arguments do not validate. Defaults to `None`.
+    fn preview(&self, args: &Value, ctx: &ToolContext) -> Option<ToolPreview> {
+        let _ = (args, ctx);
+        None
+    }
     /// Validates `args` against the schema (jsonschema) — on failure
     /// [`ToolError::InvalidArguments`] with the schema error, and nothing runs — then deserialises
     /// and runs.
@@ -168,12 +197,17 @@ impl<T: Tool> DynTool for T {
     }
 
     fn summary(&self, args: &Value) -> String {
-        summarize_args(args)
+        Tool::summary(self, args)
     }
 
     fn access(&self, args: &Value, ctx: &ToolContext) -> Result<Access, ToolError> {
         let typed = typed_args::<T>(Tool::name(self), args.clone())?;
         Ok(Tool::access(self, &typed, ctx))
+    }
+
+    fn preview(&self, args: &Value, ctx: &ToolContext) -> Option<ToolPreview> {
+        let typed = typed_args::<T>(Tool::name(self), args.clone()).ok()?;
+        Tool::preview(self, &typed, ctx)
     }
 
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
@@ -349,10 +383,13 @@ fn check(tool: &str, validator: &jsonschema::Validator, args: &Value) -> Result<
 
 /// A one-line summary of a call's arguments: the first of `command`, `path`, `pattern`, `url`,
 /// `query` that is a string (with `pattern` followed by its `path` when both exist), otherwise the
-/// compact JSON; at most 120 characters.
+/// count of `items`, otherwise the compact JSON (nothing for an empty object); one line
+/// ([`one_line`]), at most 120 characters.
 pub fn summarize_args(args: &Value) -> String {
     let field = |k: &str| args.get(k).and_then(Value::as_str);
-    let line = if let Some(command) = field("command") {
+    let line = if args.as_object().is_some_and(serde_json::Map::is_empty) {
+        String::new()
+    } else if let Some(command) = field("command") {
         command.to_string()
     } else if let Some(pattern) = field("pattern") {
         match field("path") {
@@ -366,7 +403,15 @@ pub fn summarize_args(args: &Value) -> String {
     } else {
         args.to_string()
     };
-    let line = line.replace('\n', " ⏎ ");
+    one_line(&line)
+}
+
+/// The first line of `text`, followed by ` …` when more lines follow, cut to 120 characters with
+/// an ellipsis.
+pub fn one_line(text: &str) -> String {
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or("");
+    let line = if lines.next().is_some() { format!("{first} …") } else { first.to_string() };
     if line.chars().count() > 120 {
         let cut: String = line.chars().take(119).collect();
         format!("{cut}…")

@@ -14,7 +14,7 @@ use crossterm::event::{Event, EventStream, KeyCode, KeyEvent, KeyEventKind, KeyM
 use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
 use futures::StreamExt;
 use lathe_core::host::{Flags, Interaction, SessionBuilder, SessionChoice, SessionHandle, StartError};
-use lathe_protocol::{AgentEvent, AgentOp, Content, ToolCall, ToolResult, ToolStatus};
+use lathe_protocol::{AgentEvent, AgentOp, Content, Receipt, ToolCall, ToolResult, ToolStatus};
 use ratatui::backend::CrosstermBackend;
 use ratatui::layout::Size;
 use tokio::signal::unix::{SignalKind, signal};
@@ -388,12 +388,12 @@ impl App {
     fn on_shell(&mut self, outcome: ShellOutcome) {
         let Some(job) = self.shell.take() else { return };
         self.state.shell = None;
-        let call = ToolCall {
-            id: "user-shell".into(),
-            name: "shell".into(),
-            arguments: serde_json::json!({ "command": job.command }),
-            incomplete: None,
-        };
+        // Shown as a call of the shell tool would be, with the tool's name and its summary.
+        let shell = lathe_tools::builtin::Shell;
+        let arguments = serde_json::json!({ "command": job.command });
+        let summary = lathe_tools::DynTool::summary(&shell, &arguments);
+        let name = lathe_tools::DynTool::name(&shell).to_string();
+        let call = ToolCall { id: "user-shell".into(), name, arguments, incomplete: None };
         let mut text = outcome.output.clone();
         if !text.ends_with('\n') && !text.is_empty() {
             text.push('\n');
@@ -405,15 +405,12 @@ impl App {
         let failed = outcome.exit_code != Some(0);
         let status =
             if outcome.exit_code.is_none() { ToolStatus::Interrupted } else { ToolStatus::Completed };
-        let result = ToolResult::text("user-shell", text, failed, status);
+        let mut result = ToolResult::text("user-shell", text, failed, status);
+        result.receipt = Some(Receipt { exit_code: outcome.exit_code, ..Receipt::default() });
         let width = self.state.width;
-        let mut rows = vec![cells::call_line(
-            &call,
-            CallState::Done { status, is_error: failed },
-            outcome.elapsed,
-            width,
-        )];
-        rows.extend(cells::result_rows(&call, &result, width));
+        let state = CallState::Done { status, is_error: failed };
+        let mut rows = vec![cells::call_line(&call, &summary, state, outcome.elapsed, width)];
+        rows.extend(cells::result_rows(&result, None, width));
         rows.push(ratatui::text::Line::default());
         self.state.push_rows(rows);
         self.shell_context.push(outcome.context(&job.command));

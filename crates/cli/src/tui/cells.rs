@@ -1,18 +1,18 @@
 //! Transcript entries as rows: the user's prompt, one line per tool call with its status and
-//! elapsed time, a result summary of at most [`RESULT_ROWS`] rows (a colored diff for edits and
-//! writes), notices, and the task list.
+//! elapsed time, a result summary of at most [`RESULT_ROWS`] rows (what the tool's result view
+//! suggests: a colored diff for a change), notices, and the task list.
 //!
 //! Everything here is a pure function of the entry and the width, so the same code draws a tool
 //! call while it runs (in the viewport) and once it is done (into the scrollback).
 
 use std::time::Duration;
 
-use lathe_protocol::{ToolCall, ToolResult, ToolStatus};
+use lathe_protocol::{ResultView, ToolCall, ToolResult, ToolStatus};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
-use super::diff::{self, Gutter};
+use super::diff;
 use super::theme;
 use super::wrap::{sanitize, str_width, truncate, wrap_chars, wrap_words};
 
@@ -87,47 +87,15 @@ pub enum NoticeKind {
     Error,
 }
 
-/// A one-line summary of a call's arguments: the command, the path, the pattern.
-pub fn argument_summary(call: &ToolCall) -> String {
-    if call.incomplete.is_some() {
-        return "(arguments cut off)".to_string();
-    }
-    let text = |key: &str| call.arguments.get(key).and_then(Value::as_str).map(str::to_string);
-    let summary = match call.name.as_str() {
-        "shell" => text("command"),
-        "read_file" => text("path").map(|path| {
-            let offset = call.arguments.get("offset").and_then(Value::as_u64);
-            let limit = call.arguments.get("limit").and_then(Value::as_u64);
-            match (offset, limit) {
-                (Some(o), Some(l)) => format!("{path}:{o}-{}", o + l.saturating_sub(1)),
-                (Some(o), None) => format!("{path}:{o}-"),
-                (None, Some(l)) => format!("{path}:1-{l}"),
-                (None, None) => path,
-            }
-        }),
-        "write_file" | "edit_file" | "list_dir" => text("path"),
-        "grep" | "glob" => text("pattern").map(|pattern| match text("path") {
-            Some(path) => format!("{pattern} in {path}"),
-            None => pattern,
-        }),
-        "todo_write" => call
-            .arguments
-            .get("todos")
-            .and_then(Value::as_array)
-            .map(|items| format!("{} items", items.len())),
-        _ => None,
-    };
-    let summary = summary.unwrap_or_else(|| match &call.arguments {
-        Value::Object(map) if map.is_empty() => String::new(),
-        other => other.to_string(),
-    });
-    let mut lines = summary.lines();
-    let first = lines.next().unwrap_or("").to_string();
-    if lines.next().is_some() { format!("{first} …") } else { first }
-}
-
-/// The tool call's line: bullet, name, argument summary, then status and elapsed time.
-pub fn call_line(call: &ToolCall, state: CallState, elapsed: Duration, width: usize) -> Line<'static> {
+/// The tool call's line: bullet, name, the tool's one-line `summary` of the call (or that its
+/// arguments were cut off), then status and elapsed time.
+pub fn call_line(
+    call: &ToolCall,
+    summary: &str,
+    state: CallState,
+    elapsed: Duration,
+    width: usize,
+) -> Line<'static> {
     let (bullet, bullet_style, status, status_style) = match state {
         CallState::Running { frame } => {
             (SPINNER[frame % SPINNER.len()], theme::dim(), String::new(), theme::dim())
@@ -147,7 +115,8 @@ pub fn call_line(call: &ToolCall, state: CallState, elapsed: Duration, width: us
     let tail = if status.is_empty() { format!(" · {time}") } else { format!(" · {status} {time}") };
     let name = sanitize(&call.name).into_owned();
     let fixed = 2 + str_width(&name) + 1 + str_width(&tail);
-    let summary = truncate(&sanitize(&argument_summary(call)), width.saturating_sub(fixed));
+    let summary = if call.incomplete.is_some() { "(arguments cut off)" } else { summary };
+    let summary = truncate(&sanitize(summary), width.saturating_sub(fixed));
     let mut spans = vec![
         Span::styled(format!("{bullet} "), bullet_style),
         Span::styled(name, theme::tool_name()),
@@ -178,8 +147,11 @@ pub fn format_elapsed(elapsed: Duration) -> String {
     }
 }
 
-/// The result summary under a finished call's line.
-pub fn result_rows(call: &ToolCall, result: &ToolResult, width: usize) -> Vec<Line<'static>> {
+/// The result summary under a finished call's line: what the tool's `view` suggests for a
+/// successful result (the change as a diff, one line such as `read 42 lines`), else the first
+/// [`RESULT_ROWS`] rows of the output (without the closing `exit code: 0` line of a command that
+/// exited 0).
+pub fn result_rows(result: &ToolResult, view: Option<&ResultView>, width: usize) -> Vec<Line<'static>> {
     let text = result.text_content();
     let first = [Span::styled("  └ ", theme::dim())];
     let rest = [Span::raw("    ")];
@@ -190,19 +162,16 @@ pub fn result_rows(call: &ToolCall, result: &ToolResult, width: usize) -> Vec<Li
         ToolStatus::Failed => theme::error(),
         ToolStatus::Denied | ToolStatus::Interrupted => theme::warning(),
     };
-    if !failed {
-        match call.name.as_str() {
-            "edit_file" | "write_file" => return change_rows(call, &text, width),
-            "read_file" => {
-                let lines = text.lines().filter(|l| is_numbered(l)).count();
-                let summary = format!("read {lines} line{}", if lines == 1 { "" } else { "s" });
-                return vec![Line::from(vec![first[0].clone(), Span::styled(summary, theme::dim())])];
-            }
-            _ => {}
+    match view.filter(|_| !failed) {
+        Some(ResultView::Diff { unified, .. }) => return change_rows(&text, unified, width),
+        Some(ResultView::Line { text }) => {
+            return vec![Line::from(vec![first[0].clone(), Span::styled(text.clone(), theme::dim())])];
         }
+        None => {}
     }
     let mut lines: Vec<&str> = text.lines().collect();
-    if call.name == "shell" && lines.last().is_some_and(|l| l.starts_with("exit code: 0")) && !failed {
+    let exited_ok = result.receipt.as_ref().is_some_and(|receipt| receipt.exit_code == Some(0));
+    if exited_ok && lines.last().is_some_and(|l| l.starts_with("exit code: 0")) && !failed {
         lines.pop();
     }
     while lines.last().is_some_and(|l| l.trim().is_empty()) {
@@ -233,30 +202,19 @@ pub fn result_rows(call: &ToolCall, result: &ToolResult, width: usize) -> Vec<Li
     rows
 }
 
-/// An edit's or write's first result line and its diff (for a new file, built from the content).
-fn change_rows(call: &ToolCall, text: &str, width: usize) -> Vec<Line<'static>> {
+/// A change's rows: the output's first line, then the tool's diff `unified` followed by whatever
+/// the output says after that diff (a warning, a note); only the first line when nothing changed.
+fn change_rows(text: &str, unified: &str, width: usize) -> Vec<Line<'static>> {
     let headline = text.lines().next().unwrap_or("").to_string();
     let mut rows =
         vec![Line::from(vec![Span::styled("  └ ", theme::dim()), Span::styled(headline, theme::dim())])];
-    let created;
-    let diff_text = match diff::find_diff(text) {
-        Some(diff) => diff,
-        None if call.name == "write_file" && text.starts_with("Created") => {
-            created =
-                diff::creation_diff(call.arguments.get("content").and_then(Value::as_str).unwrap_or(""));
-            &created
-        }
-        None => return rows,
-    };
-    rows.extend(diff::render(diff_text, width, &[Span::raw("    ")], Gutter::Numbers, DIFF_ROWS));
+    if unified.is_empty() {
+        return rows;
+    }
+    let after = text.find(unified).map_or("", |at| &text[at + unified.len()..]);
+    let shown = format!("{unified}{after}");
+    rows.extend(diff::render(&shown, width, &[Span::raw("    ")], DIFF_ROWS));
     rows
-}
-
-fn is_numbered(line: &str) -> bool {
-    let trimmed = line.trim_start();
-    trimmed
-        .split_once('\t')
-        .is_some_and(|(number, _)| !number.is_empty() && number.chars().all(|c| c.is_ascii_digit()))
 }
 
 /// The task list of a `todo_write` call: one row per item, ☒ done, ◐ in progress, ☐ pending.

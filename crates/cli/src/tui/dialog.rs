@@ -1,17 +1,18 @@
 //! The permission dialog: which tool wants to do what (the full command or path, and for an edit
-//! the change itself), why it needs asking, and the answers: `y` yes once, `a` always (remembering
-//! the suggested rule), `n` no — then one optional line of feedback for the model — and Esc = no.
+//! or a write the change itself, all from the tool's [`ToolPreview`]), why it needs asking, and the
+//! answers: `y` yes once, `a` always (remembering the suggested rule), `n` no — then one optional
+//! line of feedback for the model — and Esc = no.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use lathe_protocol::{PermissionAnswer, ToolCall};
+use lathe_protocol::{FileChange, PermissionAnswer, ToolCall, ToolPreview};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
-use super::diff::{self, Gutter};
+use super::diff;
 use super::theme;
 use super::wrap::{sanitize, wrap_chars, wrap_words};
 
-/// Rows of an edit's preview in the dialog.
+/// Rows of a change's diff in the dialog.
 const PREVIEW_ROWS: usize = 12;
 
 /// The dialog for one pending call.
@@ -23,6 +24,8 @@ pub struct PermissionDialog {
     pub reason: String,
     /// The rule `a` stores, as the policy suggested it (e.g. `shell(cargo test:*)`).
     pub suggestion: Option<String>,
+    /// What the call would do, as its tool shows it.
+    pub preview: Option<ToolPreview>,
     /// `Some` once `n` was pressed: the feedback typed so far.
     pub feedback: Option<String>,
 }
@@ -38,8 +41,13 @@ pub enum DialogOutcome {
 
 impl PermissionDialog {
     /// A dialog for `call`.
-    pub fn new(call: ToolCall, reason: String, suggestion: Option<String>) -> Self {
-        PermissionDialog { call, reason, suggestion, feedback: None }
+    pub fn new(
+        call: ToolCall,
+        reason: String,
+        suggestion: Option<String>,
+        preview: Option<ToolPreview>,
+    ) -> Self {
+        PermissionDialog { call, reason, suggestion, preview, feedback: None }
     }
 
     /// Handles a key.
@@ -188,13 +196,19 @@ impl PermissionDialog {
         }
     }
 
+    /// The question and its subject: from the preview (the command, the file, the URL), else
+    /// `Use <tool>?` and the arguments.
     fn title(&self) -> (String, String) {
-        let text = |key: &str| self.call.arguments.get(key).and_then(Value::as_str).unwrap_or("").to_string();
-        match self.call.name.as_str() {
-            "shell" => ("Run this command?".into(), text("command")),
-            "edit_file" => ("Edit this file?".into(), text("path")),
-            "write_file" => ("Write this file?".into(), text("path")),
-            _ => (
+        match &self.preview {
+            Some(ToolPreview::Command { command, .. }) => ("Run this command?".into(), command.clone()),
+            Some(ToolPreview::Diff { path, change: FileChange::Edit, .. }) => {
+                ("Edit this file?".into(), path.clone())
+            }
+            Some(ToolPreview::Diff { path, change: FileChange::Write, .. }) => {
+                ("Write this file?".into(), path.clone())
+            }
+            Some(ToolPreview::Url { url }) => ("Fetch this URL?".into(), url.clone()),
+            None => (
                 format!("Use {}?", self.call.name),
                 match &self.call.arguments {
                     Value::Object(map) if map.is_empty() => String::new(),
@@ -204,25 +218,13 @@ impl PermissionDialog {
         }
     }
 
-    /// For an edit, the change as a diff of `old_string` → `new_string`; for a write, the start of
-    /// the content.
+    /// For a change, its diff against the file on disk, as the tool made it.
     fn preview(&self, width: usize) -> Vec<Line<'static>> {
-        let text = |key: &str| self.call.arguments.get(key).and_then(Value::as_str);
-        let indent = [Span::raw("  ")];
-        match self.call.name.as_str() {
-            "edit_file" => {
-                let (Some(old), Some(new)) = (text("old_string"), text("new_string")) else {
-                    return Vec::new();
-                };
-                let unified =
-                    similar::TextDiff::from_lines(old, new).unified_diff().context_radius(2).to_string();
-                diff::render(&unified, width, &indent, Gutter::Signs, PREVIEW_ROWS)
+        match &self.preview {
+            Some(ToolPreview::Diff { unified, .. }) => {
+                diff::render(unified, width, &[Span::raw("  ")], PREVIEW_ROWS)
             }
-            "write_file" => {
-                let content = text("content").unwrap_or("");
-                diff::render(&diff::creation_diff(content), width, &indent, Gutter::Numbers, PREVIEW_ROWS)
-            }
-            _ => Vec::new(),
+            Some(ToolPreview::Command { .. } | ToolPreview::Url { .. }) | None => Vec::new(),
         }
     }
 }

@@ -1,5 +1,5 @@
-//! Colored unified diffs, as `edit_file` and `write_file` report them in their results (and as the
-//! UI builds for a newly created file with `similar`).
+//! Colored unified diffs, as tools give them: an edit's or a write's change in its result view
+//! and in its permission preview.
 //!
 //! Each row is `<line number> <sign> <text>`: added rows green with their new line number, removed
 //! rows red with their old one, context dimmed; the `---`/`+++` headers are dropped (the tool line
@@ -7,54 +7,21 @@
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use similar::TextDiff;
 
 use super::theme;
 use super::wrap::{sanitize, wrap_chars};
 
-/// The unified diff inside a tool result's text: from its first `--- ` or `@@` line on.
-pub fn find_diff(text: &str) -> Option<&str> {
-    let mut offset = 0;
-    for line in text.split_inclusive('\n') {
-        if line.starts_with("--- ") || line.starts_with("@@ ") {
-            return Some(&text[offset..]);
-        }
-        offset += line.len();
-    }
-    None
-}
-
-/// The unified diff of a new file with `content` (every line added).
-pub fn creation_diff(content: &str) -> String {
-    TextDiff::from_lines("", content).unified_diff().context_radius(3).to_string()
-}
-
-/// Whether diff rows show line numbers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Gutter {
-    /// Line numbers of the file (the diff is of the whole file).
-    Numbers,
-    /// Signs only (the diff is of a snippet, whose line numbers mean nothing).
-    Signs,
-}
+/// Width of the line-number column.
+const GUTTER: usize = 4;
 
 /// Renders `diff` (unified format) to at most `max_rows` rows of `width` cells, each starting
-/// with `prefix`; when rows are left out the last row says how many.
-pub fn render(
-    diff: &str,
-    width: usize,
-    prefix: &[Span<'static>],
-    gutter_kind: Gutter,
-    max_rows: usize,
-) -> Vec<Line<'static>> {
+/// with `prefix` and the line's number in the file; when rows are left out the last row says how
+/// many.
+pub fn render(diff: &str, width: usize, prefix: &[Span<'static>], max_rows: usize) -> Vec<Line<'static>> {
     let diff = sanitize(diff);
     let mut rows: Vec<Line<'static>> = Vec::new();
     let (mut old, mut new) = (0usize, 0usize);
     let mut hunks = 0;
-    let gutter = match gutter_kind {
-        Gutter::Numbers => 4,
-        Gutter::Signs => 0,
-    };
     for line in diff.lines() {
         let (number, sign, style, text) = if let Some(header) = line.strip_prefix("@@ ") {
             if let Some((o, n)) = hunk_start(header) {
@@ -62,7 +29,7 @@ pub fn render(
             }
             hunks += 1;
             if hunks > 1 {
-                let mark = Span::styled(format!("{:>width$}", "⋮", width = gutter.max(1)), theme::dim());
+                let mark = Span::styled(format!("{:>GUTTER$}", "⋮"), theme::dim());
                 rows.push(Line::from([prefix, &[mark]].concat()));
             }
             continue;
@@ -82,13 +49,11 @@ pub fn render(
             (None, ' ', theme::dim(), line)
         };
         let mut first = prefix.to_vec();
-        if gutter > 0 {
-            let number = number.map_or(String::new(), |n| n.to_string());
-            first.push(Span::styled(format!("{number:>gutter$} "), theme::dim()));
-        }
+        let number = number.map_or(String::new(), |n| n.to_string());
+        first.push(Span::styled(format!("{number:>GUTTER$} "), theme::dim()));
         first.push(Span::styled(format!("{sign} "), style));
         let mut rest = prefix.to_vec();
-        rest.push(Span::raw(" ".repeat(if gutter > 0 { gutter + 3 } else { 2 })));
+        rest.push(Span::raw(" ".repeat(GUTTER + 3)));
         let body = Line::from(Span::styled(text.to_string(), Style::default().patch(style)));
         rows.extend(wrap_chars(&body, width, &first, &rest));
     }

@@ -12,7 +12,7 @@ const DIFF: &str =
 
 #[test]
 fn rows_carry_line_numbers_signs_and_hunk_separators() {
-    let rows = render(DIFF, 40, &[], Gutter::Numbers, 20);
+    let rows = render(DIFF, 40, &[], 20);
     assert_eq!(
         texts(&rows),
         vec!["  10   ctx", "  11 - old", "  11 + new", "   ⋮", "  40   keep", "  41 + added"]
@@ -22,19 +22,7 @@ fn rows_carry_line_numbers_signs_and_hunk_separators() {
 }
 
 #[test]
-fn signs_only_and_cap() {
-    let rows = render(DIFF, 40, &[], Gutter::Signs, 3);
-    assert_eq!(texts(&rows), vec!["  ctx", "- old", "… +4 lines"]);
-}
-
-#[test]
-fn the_diff_is_found_after_the_summary_line() {
-    assert_eq!(find_diff(&format!("Edited f: replaced 1 occurrence.\n{DIFF}")), Some(DIFF));
-    assert_eq!(find_diff("Wrote f: content unchanged."), None);
-}
-
-#[test]
-fn a_new_file_is_all_additions() {
-    let rows = render(&creation_diff("a\nb\n"), 40, &[], Gutter::Numbers, 10);
-    assert_eq!(texts(&rows), vec!["   1 + a", "   2 + b"]);
+fn a_long_diff_is_capped_with_a_count() {
+    let rows = render(DIFF, 40, &[], 3);
+    assert_eq!(texts(&rows), vec!["  10   ctx", "  11 - old", "… +4 lines"]);
 }

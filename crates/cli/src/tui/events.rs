@@ -6,7 +6,8 @@ use lathe_protocol::PermissionMode;
 use std::time::{Duration, Instant};
 
 use lathe_protocol::{
-    AgentEvent, CompactionTrigger, FileRewind, RewindAction, StopCause, ToolCall, ToolResult, ToolStatus,
+    AgentEvent, CompactionTrigger, FileRewind, ResultView, RewindAction, StopCause, ToolCall, ToolResult,
+    ToolStatus,
 };
 
 use super::cells::{self, CallState, NoticeKind};
@@ -81,17 +82,17 @@ impl UiState {
                     self.calls.insert(call.id.clone(), call.clone());
                 }
             }
-            AgentEvent::ToolCallStarted { call } => {
+            AgentEvent::ToolCallStarted { call, summary } => {
                 self.finish_stream();
                 self.calls.insert(call.id.clone(), call.clone());
-                self.running.push(Running { call, started: now });
+                self.running.push(Running { call, summary, started: now });
             }
-            AgentEvent::PermissionRequest { call, reason, suggestion } => {
+            AgentEvent::PermissionRequest { call, reason, suggestion, preview } => {
                 self.finish_stream();
-                self.dialog = Some(PermissionDialog::new(call, reason, suggestion));
+                self.dialog = Some(PermissionDialog::new(call, reason, suggestion, preview));
             }
-            AgentEvent::ToolResult { result, tool, elapsed_ms } => {
-                self.tool_result(result, tool, elapsed_ms, now)
+            AgentEvent::ToolResult { result, tool, elapsed_ms, view } => {
+                self.tool_result(result, tool, elapsed_ms, view.as_ref())
             }
             AgentEvent::Todos { items } => {
                 let rows = cells::todo_rows(&items, self.width);
@@ -156,26 +157,34 @@ impl UiState {
         Vec::new()
     }
 
-    fn tool_result(&mut self, result: ToolResult, tool: String, elapsed_ms: u64, now: Instant) {
+    fn tool_result(&mut self, result: ToolResult, tool: String, elapsed_ms: u64, view: Option<&ResultView>) {
         self.finish_stream();
         let position = self.running.iter().position(|r| r.call.id == result.call_id);
-        let call = match position {
-            Some(index) => self.running.remove(index).call,
-            None => self.calls.get(&result.call_id).cloned().unwrap_or_else(|| ToolCall {
-                id: result.call_id.clone(),
-                name: tool,
-                arguments: serde_json::Value::Null,
-                incomplete: None,
-            }),
+        let receipt_summary =
+            || result.receipt.as_ref().map(|receipt| receipt.summary.clone()).unwrap_or_default();
+        let (call, summary) = match position {
+            Some(index) => {
+                let running = self.running.remove(index);
+                (running.call, running.summary)
+            }
+            None => {
+                let call = self.calls.get(&result.call_id).cloned().unwrap_or_else(|| ToolCall {
+                    id: result.call_id.clone(),
+                    name: tool,
+                    arguments: serde_json::Value::Null,
+                    incomplete: None,
+                });
+                (call, receipt_summary())
+            }
         };
         if self.dialog.as_ref().is_some_and(|d| d.call.id == result.call_id) {
             self.dialog = None;
         }
         let state = CallState::Done { status: result.status, is_error: result.is_error };
-        let mut rows = vec![cells::call_line(&call, state, Duration::from_millis(elapsed_ms), self.width)];
+        let elapsed = Duration::from_millis(elapsed_ms);
+        let mut rows = vec![cells::call_line(&call, &summary, state, elapsed, self.width)];
         rows.extend(self.take_subagent_summary(&call.id, self.width));
-        rows.extend(cells::result_rows(&call, &result, self.width));
-        let _ = now;
+        rows.extend(cells::result_rows(&result, view, self.width));
         self.push_rows(rows);
     }
 
@@ -185,8 +194,8 @@ impl UiState {
         self.dialog = None;
         for running in std::mem::take(&mut self.running) {
             let state = CallState::Done { status: ToolStatus::Interrupted, is_error: true };
-            let line =
-                cells::call_line(&running.call, state, now.duration_since(running.started), self.width);
+            let elapsed = now.duration_since(running.started);
+            let line = cells::call_line(&running.call, &running.summary, state, elapsed, self.width);
             self.history.push(line);
         }
         match &cause {

@@ -2,10 +2,10 @@
 //! `task` call that started it (a live row while it runs — its type, its tool calls so far and the
 //! one running now — and a summary row with the call once it is done).
 
-use lathe_protocol::{AgentEvent, ToolCall, UserCommand, UserCommandKind};
+use lathe_protocol::{AgentEvent, UserCommand, UserCommandKind};
 use ratatui::text::{Line, Span};
 
-use super::cells::{self, NoticeKind};
+use super::cells::NoticeKind;
 use super::state::UiState;
 use super::theme;
 use super::wrap::{sanitize, truncate};
@@ -17,47 +17,25 @@ pub struct SubagentProgress {
     pub kind: String,
     /// Tool calls it started.
     pub tool_calls: u32,
-    /// Its latest tool call.
-    pub last: Option<ToolCall>,
+    /// Its latest tool call: the tool's name and its summary of the call.
+    pub last: Option<String>,
 }
 
 impl UiState {
-    /// Applies one event of the sub-agent answering the `task` call `parent_call_id`.
+    /// Applies one event of the sub-agent answering the `task` call `parent_call_id`: its tool
+    /// calls count towards its progress row, its warnings are shown; the rest stays behind.
     pub(super) fn subagent_event(&mut self, parent_call_id: String, kind: String, event: AgentEvent) {
-        match event {
-            AgentEvent::ToolCallStarted { call } => {
-                let progress = self.subagents.entry(parent_call_id).or_insert_with(|| SubagentProgress {
-                    kind: kind.clone(),
-                    tool_calls: 0,
-                    last: None,
-                });
-                progress.tool_calls += 1;
-                progress.last = Some(call);
-            }
-            AgentEvent::Warning { message } => {
-                self.finish_stream();
-                self.push_notice(NoticeKind::Warning, &format!("{kind} sub-agent: {message}"));
-            }
-            AgentEvent::SessionStarted { .. }
-            | AgentEvent::TurnStarted { .. }
-            | AgentEvent::TextDelta { .. }
-            | AgentEvent::ThinkingDelta { .. }
-            | AgentEvent::OutputProgress { .. }
-            | AgentEvent::AssistantMessage { .. }
-            | AgentEvent::PermissionRequest { .. }
-            | AgentEvent::ToolResult { .. }
-            | AgentEvent::Todos { .. }
-            | AgentEvent::Retry(_)
-            | AgentEvent::Usage { .. }
-            | AgentEvent::ContextPruned { .. }
-            | AgentEvent::Compacted { .. }
-            | AgentEvent::ModeChanged { .. }
-            | AgentEvent::ModelChanged { .. }
-            | AgentEvent::UserTurns { .. }
-            | AgentEvent::Rewound { .. }
-            | AgentEvent::Subagent { .. }
-            | AgentEvent::Commands { .. }
-            | AgentEvent::Finished { .. } => {}
+        if let AgentEvent::ToolCallStarted { call, summary } = event {
+            let progress = self.subagents.entry(parent_call_id).or_insert_with(|| SubagentProgress {
+                kind: kind.clone(),
+                tool_calls: 0,
+                last: None,
+            });
+            progress.tool_calls += 1;
+            progress.last = Some(format!("{} {summary}", call.name));
+        } else if let AgentEvent::Warning { message } = event {
+            self.finish_stream();
+            self.push_notice(NoticeKind::Warning, &format!("{kind} sub-agent: {message}"));
         }
     }
 
@@ -67,7 +45,7 @@ impl UiState {
         let mut text =
             format!("{} · {} tool call{}", progress.kind, progress.tool_calls, plural(progress.tool_calls));
         if let Some(call) = &progress.last {
-            text.push_str(&format!(" · {} {}", call.name, cells::argument_summary(call)));
+            text.push_str(&format!(" · {call}"));
         }
         Some(progress_line(&text, width))
     }

@@ -121,7 +121,9 @@ mod screen {
             "task",
             json!({"description": "find the parser", "prompt": "find it", "subagent_type": "explore"}),
         );
-        screen.at(10).event(AgentEvent::ToolCallStarted { call: task });
+        screen
+            .at(10)
+            .event(AgentEvent::ToolCallStarted { call: task, summary: "explore: find the parser".into() });
         let sub = |event| AgentEvent::Subagent {
             parent_call_id: "t1".into(),
             agent_id: "explore-1".into(),
@@ -130,9 +132,11 @@ mod screen {
         };
         screen.at(20).event(sub(AgentEvent::ToolCallStarted {
             call: call("s1", "grep", json!({"pattern": "fn parse"})),
+            summary: "fn parse".into(),
         }));
         screen.at(30).event(sub(AgentEvent::ToolCallStarted {
             call: call("s2", "read_file", json!({"path": "src/parser.rs"})),
+            summary: "src/parser.rs".into(),
         }));
         screen.at(500).draw();
         let live = screen.screen_text();
@@ -149,6 +153,7 @@ mod screen {
             },
             tool: "task".into(),
             elapsed_ms: 890,
+            view: None,
         });
         let text = screen.all_text();
         let rows: Vec<&str> = text.lines().collect();

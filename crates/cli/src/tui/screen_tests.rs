@@ -5,8 +5,8 @@
 use crossterm::event::{KeyCode, KeyModifiers};
 use lathe_protocol::PermissionMode;
 use lathe_protocol::{
-    AgentEvent, AgentOp, AssistantMessage, Content, ContextUsage, PermissionAnswer, Receipt, RunStats,
-    StopCause, StopReason, ToolCall, ToolResult, ToolStatus, Usage,
+    AgentEvent, AgentOp, AssistantMessage, Content, ContextUsage, PermissionAnswer, Receipt, ResultView,
+    RunStats, StopCause, StopReason, ToolCall, ToolResult, ToolStatus, Usage,
 };
 use pretty_assertions::assert_eq;
 use ratatui::style::Color;
@@ -28,6 +28,27 @@ fn result(id: &str, text: &str, is_error: bool, status: ToolStatus) -> ToolResul
         status,
         receipt: Some(Receipt::default()),
     }
+}
+
+/// `result` with the exit code its receipt records, as a command's result has.
+fn exited(mut result: ToolResult, code: i32) -> ToolResult {
+    result.receipt = Some(Receipt { exit_code: Some(code), ..Receipt::default() });
+    result
+}
+
+/// A call's start as the executor announces it: with its tool's one-line summary.
+fn started(call: ToolCall) -> AgentEvent {
+    let summary = lathe_tools::ToolRegistry::builtin()
+        .get(&call.name)
+        .map(|tool| tool.summary(&call.arguments))
+        .unwrap_or_default();
+    AgentEvent::ToolCallStarted { call, summary }
+}
+
+/// The preview the call's tool gives for a permission request, in the workspace `/w`.
+fn preview_of(call: &ToolCall) -> Option<lathe_protocol::ToolPreview> {
+    let ctx = lathe_tools::ToolContext::new("/w".into());
+    lathe_tools::ToolRegistry::builtin().get(&call.name).and_then(|tool| tool.preview(&call.arguments, &ctx))
 }
 
 fn assistant(content: Vec<Content>, stop: StopReason) -> AgentEvent {
@@ -116,7 +137,7 @@ fn tool_lines_with_results() {
         vec![Content::ToolCall(read.clone()), Content::ToolCall(test.clone())],
         StopReason::ToolUse,
     ));
-    screen.at(100).event(AgentEvent::ToolCallStarted { call: read });
+    screen.at(100).event(started(read));
     screen.at(130).event(AgentEvent::ToolResult {
         result: result(
             "c1",
@@ -126,28 +147,35 @@ fn tool_lines_with_results() {
         ),
         tool: "read_file".into(),
         elapsed_ms: 30,
+        view: Some(ResultView::Line { text: "read 3 lines".into() }),
     });
-    screen.at(140).event(AgentEvent::ToolCallStarted { call: test });
+    screen.at(140).event(started(test));
     screen.at(1_900);
     screen.draw();
     insta::assert_snapshot!("tool_running", screen.text());
     let output = (1..=8).map(|i| format!("test case_{i} ... ok")).collect::<Vec<_>>().join("\n");
     screen.event(AgentEvent::ToolResult {
-        result: result("c2", &format!("{output}\nexit code: 0"), false, ToolStatus::Completed),
+        result: exited(result("c2", &format!("{output}\nexit code: 0"), false, ToolStatus::Completed), 0),
         tool: "shell".into(),
         elapsed_ms: 1_760,
+        view: None,
     });
-    screen.event(AgentEvent::ToolCallStarted { call: failing });
+    screen.event(started(failing));
     screen.event(AgentEvent::ToolResult {
-        result: result("c3", "(no output)\nexit code: 1 (no lines matched)", true, ToolStatus::Completed),
+        result: exited(
+            result("c3", "(no output)\nexit code: 1 (no lines matched)", true, ToolStatus::Completed),
+            1,
+        ),
         tool: "shell".into(),
         elapsed_ms: 12,
+        view: None,
     });
-    screen.event(AgentEvent::ToolCallStarted { call: denied });
+    screen.event(started(denied));
     screen.event(AgentEvent::ToolResult {
         result: result("c4", "denied by the user: write it under ./config instead", true, ToolStatus::Denied),
         tool: "write_file".into(),
         elapsed_ms: 0,
+        view: None,
     });
     insta::assert_snapshot!("tool_results", screen.text());
 }
@@ -165,7 +193,7 @@ fn edit_result_shows_a_colored_diff() {
         .to_string();
     let edit =
         call("e1", "edit_file", json!({"path": "src/lib.rs", "old_string": "a + b", "new_string": "b + a"}));
-    screen.event(AgentEvent::ToolCallStarted { call: edit });
+    screen.event(started(edit));
     screen.event(AgentEvent::ToolResult {
         result: result(
             "e1",
@@ -175,13 +203,19 @@ fn edit_result_shows_a_colored_diff() {
         ),
         tool: "edit_file".into(),
         elapsed_ms: 4,
+        view: Some(ResultView::Diff { path: "src/lib.rs".into(), unified: diff.clone() }),
     });
     let create = call("w1", "write_file", json!({"path": "notes.txt", "content": "first\nsecond\n"}));
-    screen.event(AgentEvent::ToolCallStarted { call: create });
+    let created = similar::TextDiff::from_lines("", "first\nsecond\n")
+        .unified_diff()
+        .header("a/notes.txt", "b/notes.txt")
+        .to_string();
+    screen.event(started(create));
     screen.event(AgentEvent::ToolResult {
         result: result("w1", "Created notes.txt (13 bytes, 2 lines).", false, ToolStatus::Completed),
         tool: "write_file".into(),
         elapsed_ms: 2,
+        view: Some(ResultView::Diff { path: "notes.txt".into(), unified: created }),
     });
     insta::assert_snapshot!("edit_diff", screen.text());
 
@@ -195,8 +229,9 @@ fn permission_dialog_for_a_command() {
     let mut screen = Screen::new(70, 14);
     prompt(&mut screen, "clean up and test");
     let shell = call("s1", "shell", json!({"command": "rm -rf target/tmp && cargo test --workspace"}));
-    screen.event(AgentEvent::ToolCallStarted { call: shell.clone() });
+    screen.event(started(shell.clone()));
     screen.event(AgentEvent::PermissionRequest {
+        preview: preview_of(&shell),
         call: shell,
         reason: "runs a command that is not read-only".into(),
         suggestion: Some("Bash(cargo test *)".into()),
@@ -227,8 +262,13 @@ fn permission_keys_answer_once_always_and_escape() {
     ] {
         let mut screen = Screen::new(60, 12);
         let shell = call("s1", "shell", json!({"command": "make"}));
-        screen.event(AgentEvent::ToolCallStarted { call: shell.clone() });
-        screen.event(AgentEvent::PermissionRequest { call: shell, reason: String::new(), suggestion: None });
+        screen.event(started(shell.clone()));
+        screen.event(AgentEvent::PermissionRequest {
+            preview: preview_of(&shell),
+            call: shell,
+            reason: String::new(),
+            suggestion: None,
+        });
         let actions = screen.key(code);
         assert_eq!(actions, vec![Action::Op(AgentOp::Permission { call_id: "s1".into(), answer })]);
     }
@@ -318,8 +358,9 @@ fn tiny_terminal_20_by_5_stays_usable() {
     stream(&mut screen, ANSWER, 3);
     insta::assert_snapshot!("tiny_streaming", screen.text());
     let shell = call("s1", "shell", json!({"command": "cargo build --release --features local"}));
-    screen.event(AgentEvent::ToolCallStarted { call: shell.clone() });
+    screen.event(started(shell.clone()));
     screen.event(AgentEvent::PermissionRequest {
+        preview: preview_of(&shell),
         call: shell,
         reason: "runs a command".into(),
         suggestion: None,
@@ -437,4 +478,42 @@ fn shift_tab_cycles_the_permission_mode() {
             Action::SetMode(PermissionMode::Default)
         ]
     );
+}
+
+#[test]
+fn permission_dialog_shows_the_tools_preview_or_else_the_arguments() {
+    let mut screen = Screen::new(70, 16);
+    let edit =
+        call("e1", "edit_file", json!({"path": "src/lib.rs", "old_string": "a + b", "new_string": "b + a"}));
+    screen.event(started(edit.clone()));
+    let unified = "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1,3 +1,3 @@\n fn add(a: i32, b: i32) -> i32 {\n-    a + b\n+    b + a\n }\n";
+    screen.event(AgentEvent::PermissionRequest {
+        call: edit,
+        reason: "edits a file".into(),
+        suggestion: None,
+        preview: Some(lathe_protocol::ToolPreview::Diff {
+            path: "src/lib.rs".into(),
+            unified: unified.into(),
+            change: lathe_protocol::FileChange::Edit,
+        }),
+    });
+    let text = screen.screen_text();
+    assert!(text.contains("Edit this file? (edit_file)"), "{text}");
+    for row in ["1   fn add(a: i32, b: i32) -> i32 {", "2 -     a + b", "2 +     b + a", "3   }"] {
+        assert!(text.contains(row), "`{row}`:\n{text}");
+    }
+    assert!(!text.contains("old_string"), "the arguments are not shown:\n{text}");
+
+    let mut screen = Screen::new(70, 16);
+    let other = call("m1", "mcp__db__drop", json!({"table": "users"}));
+    screen.event(started(other.clone()));
+    screen.event(AgentEvent::PermissionRequest {
+        call: other,
+        reason: String::new(),
+        suggestion: None,
+        preview: None,
+    });
+    let text = screen.screen_text();
+    assert!(text.contains("Use mcp__db__drop?"), "{text}");
+    assert!(text.contains("\"table\": \"users\""), "{text}");
 }

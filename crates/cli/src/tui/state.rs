@@ -97,6 +97,8 @@ pub enum Overlay {
 pub struct Running {
     /// The call.
     pub call: ToolCall,
+    /// The tool's one-line summary of it.
+    pub summary: String,
     /// When it started.
     pub started: Instant,
 }

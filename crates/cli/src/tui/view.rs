@@ -108,7 +108,8 @@ pub fn viewport(state: &UiState, width: usize, max_height: usize, now: Instant) 
     for running in &state.running {
         let waiting = state.dialog.as_ref().is_some_and(|d| d.call.id == running.call.id);
         let call_state = if waiting { CallState::AwaitingPermission } else { CallState::Running { frame } };
-        live.push(cells::call_line(&running.call, call_state, now.duration_since(running.started), width));
+        let elapsed = now.duration_since(running.started);
+        live.push(cells::call_line(&running.call, &running.summary, call_state, elapsed, width));
         live.extend(state.subagent_row(&running.call.id, width));
     }
     if live.len() > room {

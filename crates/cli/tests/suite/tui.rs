@@ -162,6 +162,50 @@ async fn a_prompt_runs_tools_asks_before_a_command_and_leaves_the_transcript() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_asks_with_the_diff_of_the_file_on_disk() {
+    let setup = setup();
+    std::fs::create_dir_all(setup.workspace.join("src")).expect("src");
+    let before = "fn one() {}\n\npub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n";
+    std::fs::write(setup.workspace.join("src/lib.rs"), before).expect("lib.rs");
+    let server = scripted(json!([
+        {"tool_calls": [{"id": "call_read", "name": "read_file", "arguments": {"path": "src/lib.rs"}}]},
+        {"tool_calls": [{"id": "call_edit", "name": "edit_file",
+                         "arguments": {"path": "src/lib.rs", "old_string": "a + b", "new_string": "b + a"}}]},
+        {"text": "Swapped."}
+    ]))
+    .await;
+    let script = pane_script(&setup, &server, &[]);
+    let workspace = setup.workspace.clone();
+    let dir = setup.tmp.path().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let pane = Tmux::start(&dir, 100, 30, &script);
+        pane.wait_for("claude-sonnet-4-5 · default", WAIT);
+        pane.type_text("swap the operands");
+        pane.keys(&["Enter"]);
+
+        // The edit tool's preview: the file's own line numbers, with context from the file.
+        let shown = pane.wait_for("Edit this file?", WAIT);
+        assert!(shown.contains("src/lib.rs"), "{shown}");
+        for row in ["3   pub fn add(a: i32, b: i32) -> i32 {", "4 -     a + b", "4 +     b + a", "5   }"] {
+            assert!(shown.contains(row), "`{row}` in the dialog:\n{shown}");
+        }
+        assert!(!shown.contains("\"old_string\""), "the arguments are not shown as JSON:\n{shown}");
+        let unchanged = std::fs::read_to_string(workspace.join("src/lib.rs")).unwrap_or_default();
+        assert!(unchanged.contains("a + b"), "nothing is written before the answer");
+
+        pane.keys(&["y"]);
+        pane.wait_for("Swapped.", WAIT);
+        let after = std::fs::read_to_string(workspace.join("src/lib.rs")).unwrap_or_default();
+        assert!(after.contains("    b + a\n"), "{after}");
+        pane.type_text("/quit");
+        pane.keys(&["Enter"]);
+        pane.wait_for(SETTINGS_END, WAIT);
+    })
+    .await
+    .expect("scenario");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_stops_a_running_command_and_the_next_prompt_is_answered() {
     let setup = setup();
     let server = scripted(json!([

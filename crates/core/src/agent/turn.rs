@@ -280,6 +280,7 @@ impl Agent {
                 result: done.result.clone(),
                 tool: done.tool.clone(),
                 elapsed_ms: done.elapsed_ms,
+                view: done.view.clone(),
             });
             turn.progress.observe(call, &done.result);
             self.append(LedgerItem::ToolResult(done.result));

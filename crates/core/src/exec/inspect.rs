@@ -38,7 +38,12 @@ pub(crate) trait CallEnv: Sync {
     /// Shows `message` to the user.
     fn warn(&self, message: String);
     /// Settles an `ask`: puts it to the user, or denies it headless.
-    fn settle<'a>(&'a self, call: &'a ToolCall, decision: Decision) -> BoxFuture<'a, Decision>;
+    fn settle<'a>(
+        &'a self,
+        tool: &'a dyn DynTool,
+        call: &'a ToolCall,
+        decision: Decision,
+    ) -> BoxFuture<'a, Decision>;
 }
 
 /// Why a call was not run: the text of its result, its status, and the receipt's decision.
@@ -274,12 +279,12 @@ impl Inspector for Permission {
         call: &'a mut Inspected<'_>,
     ) -> BoxFuture<'a, Result<(), Refused>> {
         Box::pin(async move {
-            let Some(access) = &call.access else { return Ok(()) };
+            let (Some(tool), Some(access)) = (&call.tool, &call.access) else { return Ok(()) };
             let decision = with_hook(env.policy().decide(&call.call.name, access), call.hook.take());
             if let Some(message) = env.policy().sandbox_notice(&decision) {
                 env.warn(message);
             }
-            let decision = env.settle(call.call, decision).await;
+            let decision = env.settle(tool.as_ref(), call.call, decision).await;
             let summary = decision.summary();
             match decision.verdict {
                 Verdict::Allow => {

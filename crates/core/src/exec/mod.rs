@@ -2,7 +2,7 @@
 //!
 //! Flow for each call (the checks are [`inspect`]'s inspectors, in its one order): response cut
 //! short (output limit, refusal)? → incomplete JSON? → unknown tool? → arguments valid? (an invalid
-//! call is reported as invalid, never judged) → what the call touches ([`lathe_tools::DynTool::access`]) →
+//! call is reported as invalid, never judged) → what the call touches ([`DynTool::access`]) →
 //! PreToolUse hooks (a block binds in every mode, bypass included)
 //! → one permission decision ([`Policy::decide`]: rules, path guard, shell analysis, mode, sandbox;
 //! a hook's allow turns an ask into an allow, its ask turns an allow into an ask) → an ask goes to
@@ -23,9 +23,10 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use futures::future::{BoxFuture, join_all};
 use lathe_policy::{Decision, Effect, Policy, Verdict};
 use lathe_protocol::{
-    AgentEvent, Content, PermissionAnswer, Receipt, StopReason, ToolCall, ToolResult, ToolStatus,
+    AgentEvent, Content, PermissionAnswer, Receipt, ResultView, StopReason, ToolCall, ToolPreview,
+    ToolResult, ToolStatus,
 };
-use lathe_tools::{ToolContext, ToolError, ToolRegistry};
+use lathe_tools::{DynTool, ToolContext, ToolError, ToolRegistry};
 use tokio::sync::{Mutex, mpsc};
 
 use self::inspect::CallEnv;
@@ -37,21 +38,25 @@ mod inspect;
 /// Answers permission prompts. The headless front end has none; an interactive one implements it by
 /// emitting [`AgentEvent::PermissionRequest`] and waiting for the user's op.
 pub trait Approver: Send + Sync {
-    /// Asks the user about `call`; `reason` says what the call would do, `suggestion` the prefix
-    /// rules an "always" answer would store (`None` when no rule is safe to store).
+    /// Asks the user about `call`; `reason` says why it needs asking, `suggestion` the prefix
+    /// rules an "always" answer would store (`None` when no rule is safe to store), `preview` what
+    /// the call would do as its tool shows it ([`DynTool::preview`]: an edit's diff, a command).
     fn ask<'a>(
         &'a self,
         call: &'a ToolCall,
         reason: &'a str,
         suggestion: Option<&'a str>,
+        preview: Option<&'a ToolPreview>,
     ) -> futures::future::BoxFuture<'a, PermissionAnswer>;
 }
 
-/// One executed call: its result and the tool's todo list update, if any.
+/// One executed call: its result, the tool's name, its wall time and how the tool suggests showing
+/// the result ([`ToolOutput::view`](lathe_tools::ToolOutput::view)).
 pub(crate) struct Executed {
     pub result: ToolResult,
     pub tool: String,
     pub elapsed_ms: u64,
+    pub view: Option<ResultView>,
 }
 
 /// Everything the executor needs, borrowed from the agent for one response.
@@ -116,9 +121,20 @@ impl Executor<'_> {
         guard.check(call, index, total)
     }
 
+    /// Announces `call` with its tool's one-line summary (the generic one for an unknown tool,
+    /// none for arguments cut off).
+    fn announce(&self, call: &ToolCall) {
+        let summary = match (&call.incomplete, self.tools.get(&call.name)) {
+            (Some(_), _) => String::new(),
+            (None, Some(tool)) => tool.summary(&call.arguments),
+            (None, None) => lathe_tools::summarize_args(&call.arguments),
+        };
+        let _ = self.events.send(AgentEvent::ToolCallStarted { call: call.clone(), summary });
+    }
+
     /// The result of a call the guards refused.
     fn refuse(&self, call: &ToolCall, refusal: Refusal) -> Executed {
-        let _ = self.events.send(AgentEvent::ToolCallStarted { call: call.clone() });
+        self.announce(call);
         let started_ms =
             SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
         let receipt = Receipt {
@@ -135,7 +151,7 @@ impl Executor<'_> {
             status: ToolStatus::Failed,
             receipt: Some(receipt),
         };
-        Executed { result, tool: call.name.clone(), elapsed_ms: 0 }
+        Executed { result, tool: call.name.clone(), elapsed_ms: 0, view: None }
     }
 
     fn effect_of(&self, call: &ToolCall) -> Effect {
@@ -164,7 +180,7 @@ impl Executor<'_> {
     }
 
     async fn run_one(&self, call: &ToolCall) -> Executed {
-        let _ = self.events.send(AgentEvent::ToolCallStarted { call: call.clone() });
+        self.announce(call);
         let started = Instant::now();
         let started_ms =
             SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
@@ -172,6 +188,7 @@ impl Executor<'_> {
 
         let prepared = inspect::inspect(self, call, &mut receipt).await;
         let ran = prepared.is_ok();
+        let mut view = None;
         let (mut content, is_error, status) = match prepared {
             Err((text, status)) => (vec![Content::text(text)], true, status),
             Ok(tool) => match tool.call(call.arguments.clone(), &self.call_context(call)).await {
@@ -181,6 +198,7 @@ impl Executor<'_> {
                     if let Some(items) = output.todos {
                         let _ = self.events.send(AgentEvent::Todos { items });
                     }
+                    view = output.view;
                     (output.content, output.is_error, ToolStatus::Completed)
                 }
                 Err(error) => {
@@ -225,7 +243,7 @@ impl Executor<'_> {
         receipt.elapsed_ms = elapsed_ms;
         let result =
             ToolResult { call_id: call.id.clone(), content, is_error, status, receipt: Some(receipt) };
-        Executed { result, tool: call.name.clone(), elapsed_ms }
+        Executed { result, tool: call.name.clone(), elapsed_ms, view }
     }
 
     /// The context for `call`: the session's, tagged with the call's id.
@@ -247,7 +265,13 @@ impl Executor<'_> {
 
     /// Puts an ask to the user; "always" stores the decision's prefix rules in
     /// `.lathe/settings.local.json` and adds them to the session's rules.
-    async fn ask_user(&self, approver: &dyn Approver, call: &ToolCall, decision: Decision) -> Decision {
+    async fn ask_user(
+        &self,
+        approver: &dyn Approver,
+        tool: &dyn DynTool,
+        call: &ToolCall,
+        decision: Decision,
+    ) -> Decision {
         let _guard = self.prompt_lock.lock().await;
         if !self.hooks.is_empty(HookEvent::Notification) {
             let hooks = self.hooks.clone();
@@ -255,7 +279,8 @@ impl Executor<'_> {
             tokio::spawn(async move { hooks.notification(&message).await });
         }
         let suggestion = (!decision.suggestions.is_empty()).then(|| decision.suggestions.join(", "));
-        let answer = approver.ask(call, &decision.reason, suggestion.as_deref()).await;
+        let preview = tool.preview(&call.arguments, self.ctx);
+        let answer = approver.ask(call, &decision.reason, suggestion.as_deref(), preview.as_ref()).await;
         let by = match answer {
             PermissionAnswer::AllowOnce => "approved by the user once".to_string(),
             PermissionAnswer::AllowAlways => self.remember(&decision.suggestions),
@@ -324,10 +349,15 @@ impl CallEnv for Executor<'_> {
         let _ = self.events.send(AgentEvent::Warning { message });
     }
 
-    fn settle<'a>(&'a self, call: &'a ToolCall, decision: Decision) -> BoxFuture<'a, Decision> {
+    fn settle<'a>(
+        &'a self,
+        tool: &'a dyn DynTool,
+        call: &'a ToolCall,
+        decision: Decision,
+    ) -> BoxFuture<'a, Decision> {
         Box::pin(async move {
             match (decision.verdict, self.approver) {
-                (Verdict::Ask, Some(approver)) => self.ask_user(approver, call, decision).await,
+                (Verdict::Ask, Some(approver)) => self.ask_user(approver, tool, call, decision).await,
                 (Verdict::Allow | Verdict::Ask | Verdict::Deny, _) => decision.headless(),
             }
         })
@@ -345,5 +375,6 @@ pub(crate) fn interrupted(call: &ToolCall, why: &str) -> Executed {
         ),
         tool: call.name.clone(),
         elapsed_ms: 0,
+        view: None,
     }
 }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use futures::future::BoxFuture;
-use lathe_protocol::{AgentEvent, PermissionAnswer, ToolCall};
+use lathe_protocol::{AgentEvent, PermissionAnswer, ToolCall, ToolPreview};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::exec::Approver;
@@ -48,6 +48,7 @@ impl Approver for ChannelApprover {
         call: &'a ToolCall,
         reason: &'a str,
         suggestion: Option<&'a str>,
+        preview: Option<&'a ToolPreview>,
     ) -> BoxFuture<'a, PermissionAnswer> {
         Box::pin(async move {
             let (sender, receiver) = oneshot::channel();
@@ -56,6 +57,7 @@ impl Approver for ChannelApprover {
                 call: call.clone(),
                 reason: reason.to_string(),
                 suggestion: suggestion.map(str::to_string),
+                preview: preview.cloned(),
             };
             if self.events.send(request).is_err() {
                 self.waiting().remove(&call.id);

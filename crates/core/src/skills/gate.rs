@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
-use lathe_protocol::ToolSpec;
+use lathe_protocol::{ToolPreview, ToolSpec};
 use lathe_tools::{Access, DynTool, Effect, ToolContext, ToolError, ToolOutput, ToolRegistry};
 use serde_json::Value;
 
@@ -113,6 +113,10 @@ impl DynTool for GatedTool {
 
     fn summary(&self, args: &Value) -> String {
         self.inner.summary(args)
+    }
+
+    fn preview(&self, args: &Value, ctx: &ToolContext) -> Option<ToolPreview> {
+        self.inner.preview(args, ctx)
     }
 
     /// Refuses (before any permission decision) while the gate leaves the tool, or this call of

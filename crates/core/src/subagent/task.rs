@@ -248,34 +248,17 @@ impl Forwarder {
         });
     }
 
-    /// Passes on what a front end shows under the parent call; streaming deltas stay behind.
+    /// Passes on what a front end shows under the parent call; streaming deltas stay behind, and
+    /// an event that waits for an answer (a permission prompt) goes to the user as it is: the
+    /// answer names the call.
     fn relay(&self, events: &mpsc::UnboundedSender<AgentEvent>, event: AgentEvent) {
-        match event {
-            AgentEvent::TextDelta { .. }
-            | AgentEvent::ThinkingDelta { .. }
-            | AgentEvent::OutputProgress { .. } => {}
-            // An interactive prompt goes to the user as it is: the answer names the call.
-            AgentEvent::PermissionRequest { .. } => {
-                let _ = events.send(event);
-            }
-            AgentEvent::SessionStarted { .. }
-            | AgentEvent::TurnStarted { .. }
-            | AgentEvent::AssistantMessage { .. }
-            | AgentEvent::ToolCallStarted { .. }
-            | AgentEvent::ToolResult { .. }
-            | AgentEvent::Todos { .. }
-            | AgentEvent::Retry(_)
-            | AgentEvent::Usage { .. }
-            | AgentEvent::ContextPruned { .. }
-            | AgentEvent::Compacted { .. }
-            | AgentEvent::ModeChanged { .. }
-            | AgentEvent::ModelChanged { .. }
-            | AgentEvent::UserTurns { .. }
-            | AgentEvent::Rewound { .. }
-            | AgentEvent::Subagent { .. }
-            | AgentEvent::Commands { .. }
-            | AgentEvent::Warning { .. }
-            | AgentEvent::Finished { .. } => self.send(events, event),
+        if event.is_stream_delta() {
+            return;
+        }
+        if event.needs_answer() {
+            let _ = events.send(event);
+        } else {
+            self.send(events, event);
         }
     }
 }

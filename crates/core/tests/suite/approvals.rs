@@ -32,6 +32,7 @@ impl Approver for Scripted {
         call: &'a ToolCall,
         _reason: &'a str,
         suggestion: Option<&'a str>,
+        _preview: Option<&'a lathe_protocol::ToolPreview>,
     ) -> BoxFuture<'a, PermissionAnswer> {
         let command = call.arguments["command"].as_str().unwrap_or("").to_string();
         self.asked.lock().expect("lock").push((command, suggestion.map(str::to_string)));

@@ -25,6 +25,7 @@ impl Approver for Recorder {
         _call: &'a ToolCall,
         reason: &'a str,
         _suggestion: Option<&'a str>,
+        _preview: Option<&'a lathe_protocol::ToolPreview>,
     ) -> BoxFuture<'a, PermissionAnswer> {
         if let Ok(mut asked) = self.0.lock() {
             asked.push(reason.to_string());

@@ -256,3 +256,34 @@ async fn a_hook_input_carries_the_permission_mode_in_force_after_a_mode_change()
         .collect();
     assert_eq!(modes, ["\"default\"", "\"acceptEdits\""], "{inputs}");
 }
+
+#[tokio::test]
+async fn a_permission_request_carries_the_tools_preview_and_the_call_its_summary() {
+    let env = setup(json!([
+        {"tool_calls": [call("e1", "edit_file", json!({"path": "src/lib.rs", "old_string": "a + b", "new_string": "b + a"}))]},
+        {"text": "after cancel"}
+    ]))
+    .await;
+    std::fs::create_dir_all(env.workspace.join("src")).expect("src");
+    std::fs::write(env.workspace.join("src/lib.rs"), "fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n")
+        .expect("file");
+    let mut session = env.start("default", SessionChoice::New, Interaction::Interactive).await;
+    say(&session, "swap them");
+    let events = until(&mut session, |event| matches!(event, AgentEvent::PermissionRequest { .. })).await;
+    let started = events.iter().find_map(|event| {
+        if let AgentEvent::ToolCallStarted { summary, .. } = event { Some(summary.as_str()) } else { None }
+    });
+    assert_eq!(started, Some("src/lib.rs"));
+    let Some(AgentEvent::PermissionRequest { preview, .. }) = events.last() else { panic!("no request") };
+    let expected = "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1,3 +1,3 @@\n fn add(a: i32, b: i32) -> i32 {\n-    a + b\n+    b + a\n }\n";
+    assert_eq!(
+        preview,
+        &Some(lathe_protocol::ToolPreview::Diff {
+            path: "src/lib.rs".into(),
+            unified: expected.into(),
+            change: lathe_protocol::FileChange::Edit,
+        })
+    );
+    session.ops.send(AgentOp::Cancel).expect("cancel");
+    until(&mut session, is_finished).await;
+}

@@ -11,6 +11,7 @@
 //! after it ([`crate::syntax`]) gets a warning in the result, or the edit is refused
 //! ([`EditFile::strict`]).
 
+use lathe_protocol::{FileChange, ResultView, ToolPreview};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -70,6 +71,23 @@ impl Tool for EditFile {
 
     fn access(&self, args: &EditArgs, ctx: &ToolContext) -> Access {
         Access::Write(vec![ctx.resolve(&args.path)])
+    }
+
+    /// The diff of the file on disk to the file with the replacement made (the first occurrence
+    /// unless `replace_all`; before the clean-ups `run` may apply to `new_string`). `None` when the
+    /// file is missing or not text, or `old_string` is not in it: the call would fail.
+    fn preview(&self, args: &EditArgs, ctx: &ToolContext) -> Option<ToolPreview> {
+        if args.old_string.is_empty() {
+            return None;
+        }
+        let old = super::preview::current_text(&ctx.resolve(&args.path))??;
+        let plan = plan_replacement(&old, &args.old_string, &args.new_string).ok()?;
+        let new = if args.replace_all.unwrap_or(false) {
+            old.replace(&plan.old, &plan.new)
+        } else {
+            old.replacen(&plan.old, &plan.new, 1)
+        };
+        Some(super::preview::diff(ctx, &args.path, &old, &new, FileChange::Edit))
     }
 
     async fn run(&self, args: EditArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -219,6 +237,7 @@ impl Tool for EditFile {
             format!("{} occurrences", lines.len())
         };
         let mut text = format!("Edited {shown}: replaced {what}.\n{diff}");
+        let view = ResultView::Diff { path: shown.clone(), unified: diff };
         if let Some(note) = trimmed {
             text.push_str(&format!("\n{note}"));
         }
@@ -240,7 +259,7 @@ impl Tool for EditFile {
                 edit: (plan.old.clone(), plan.new.clone()),
             });
         }
-        Ok(ToolOutput::text(text))
+        Ok(ToolOutput { view: Some(view), ..ToolOutput::text(text) })
     }
 }
 

@@ -11,6 +11,7 @@ pub(crate) mod edit_hint;
 pub mod glob;
 pub mod grep;
 pub mod list_dir;
+pub mod preview;
 pub mod read;
 pub mod shell;
 pub mod shell_env;

@@ -18,9 +18,10 @@
 //! says how to read on.
 
 use base64::Engine as _;
-use lathe_protocol::Content;
+use lathe_protocol::{Content, ResultView};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_json::Value;
 
 use super::{MAX_READ_BYTES, blocking, io_reason, read_limited};
 use crate::context::ToolContext;
@@ -79,7 +80,41 @@ impl Tool for ReadFile {
         Access::Read(vec![ctx.resolve(&args.path)])
     }
 
+    /// The path, with the lines asked for: `src/lib.rs:10-59`, `src/lib.rs:10-`, `src/lib.rs:1-50`.
+    fn summary(&self, args: &Value) -> String {
+        let Some(path) = args.get("path").and_then(Value::as_str) else {
+            return crate::tool::summarize_args(args);
+        };
+        let offset = args.get("offset").and_then(Value::as_u64);
+        let limit = args.get("limit").and_then(Value::as_u64);
+        let line = match (offset, limit) {
+            (Some(o), Some(l)) => format!("{path}:{o}-{}", o.saturating_add(l.saturating_sub(1))),
+            (Some(o), None) => format!("{path}:{o}-"),
+            (None, Some(l)) => format!("{path}:1-{l}"),
+            (None, None) => path.to_string(),
+        };
+        crate::tool::one_line(&line)
+    }
+
+    /// Reads, and offers `read N lines` (the numbered lines of the output) as the result's view.
     async fn run(&self, args: ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let mut output = self.read(args, ctx).await?;
+        let lines = output.text_content().lines().filter(|line| is_numbered(line)).count();
+        let text = format!("read {lines} line{}", if lines == 1 { "" } else { "s" });
+        output.view = Some(ResultView::Line { text });
+        Ok(output)
+    }
+}
+
+/// Whether `line` is a numbered line of a file (`    12\ttext`).
+fn is_numbered(line: &str) -> bool {
+    line.trim_start()
+        .split_once('\t')
+        .is_some_and(|(number, _)| !number.is_empty() && number.chars().all(|c| c.is_ascii_digit()))
+}
+
+impl ReadFile {
+    async fn read(&self, args: ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let path = ctx.resolve(&args.path);
         let shown = ctx.display_path(&path);
         let meta = tokio::fs::metadata(&path)

@@ -25,6 +25,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use lathe_process::{Group, GroupGuard};
+use lathe_protocol::ToolPreview;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio::io::AsyncReadExt;
@@ -83,6 +84,12 @@ impl Tool for Shell {
     fn access(&self, args: &ShellArgs, ctx: &ToolContext) -> Access {
         let cwd = args.workdir.as_deref().map_or_else(|| ctx.workspace.clone(), |dir| ctx.resolve(dir));
         Access::Execute { command: args.command.clone(), cwd }
+    }
+
+    /// The command line and the absolute directory it runs in.
+    fn preview(&self, args: &ShellArgs, ctx: &ToolContext) -> Option<ToolPreview> {
+        let cwd = args.workdir.as_deref().map_or_else(|| ctx.workspace.clone(), |dir| ctx.resolve(dir));
+        Some(ToolPreview::Command { command: args.command.clone(), cwd: cwd.display().to_string() })
     }
 
     async fn run(&self, args: ShellArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -307,6 +314,7 @@ fn render(command: &str, run: Finished, spill_dir: &std::path::Path) -> ToolOutp
         exit_code: Some(run.exit_code),
         spill_path,
         todos: None,
+        view: None,
     }
 }
 

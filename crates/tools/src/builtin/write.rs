@@ -7,11 +7,15 @@
 //! and its line-ending style; text the encoding cannot hold is refused with the reason, never
 //! converted) → create parent directories → write → record the new state (the file now counts as
 //! read) → summarise (size when created, what was kept and a short unified diff when overwritten,
-//! plus a warning when the new content drops most of the old lines: [`shrink_warning`]).
+//! plus a warning when the new content drops most of the old lines: [`shrink_warning`]). The
+//! result's view is the diff (all additions for a new file); the permission preview is the diff
+//! against the file on disk ([`super::preview`]).
 
+use lathe_protocol::{FileChange, ResultView, ToolPreview};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::preview::MAX_PREVIEW_DIFF_CHARS;
 use super::{MAX_READ_BYTES, blocking, io_reason, read_limited};
 use crate::context::ToolContext;
 use crate::files::Staleness;
@@ -55,6 +59,12 @@ impl Tool for WriteFile {
 
     fn access(&self, args: &WriteArgs, ctx: &ToolContext) -> Access {
         Access::Write(vec![ctx.resolve(&args.path)])
+    }
+
+    /// The diff of the file on disk (nothing, when it does not exist) to `content`.
+    fn preview(&self, args: &WriteArgs, ctx: &ToolContext) -> Option<ToolPreview> {
+        let old = super::preview::current_text(&ctx.resolve(&args.path))?.unwrap_or_default();
+        Some(super::preview::diff(ctx, &args.path, &old, &args.content, FileChange::Write))
     }
 
     async fn run(&self, args: WriteArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -107,10 +117,13 @@ impl Tool for WriteFile {
         let size = stored.bytes.len();
         let kept =
             if stored.kept.is_empty() { String::new() } else { format!("; kept {}", stored.kept.join(", ")) };
-        let summary = match (existing, stored.old_text) {
-            (None, _) => format!("Created {shown} ({size} bytes, {lines} lines)."),
+        let (summary, unified) = match (existing, stored.old_text) {
+            (None, _) => (
+                format!("Created {shown} ({size} bytes, {lines} lines)."),
+                unified_diff("", &args.content.replace("\r\n", "\n"), &shown, MAX_PREVIEW_DIFF_CHARS),
+            ),
             (Some(old), _) if old == stored.bytes => {
-                format!("Wrote {shown}: content unchanged ({size} bytes).")
+                (format!("Wrote {shown}: content unchanged ({size} bytes)."), String::new())
             }
             (Some(old), old_text) => {
                 let shrink = old_text.as_deref().and_then(|old_text| shrink_warning(old_text, &args.content));
@@ -121,10 +134,11 @@ impl Tool for WriteFile {
                 if let Some(warning) = shrink {
                     summary.push_str(&format!("\n{warning}"));
                 }
-                summary
+                (summary, diff)
             }
         };
-        Ok(ToolOutput::text(summary))
+        let view = ResultView::Diff { path: shown, unified };
+        Ok(ToolOutput { view: Some(view), ..ToolOutput::text(summary) })
     }
 }
 
@@ -152,6 +166,10 @@ impl Tool for CreateFile {
 
     fn access(&self, args: &WriteArgs, ctx: &ToolContext) -> Access {
         WriteFile.access(args, ctx)
+    }
+
+    fn preview(&self, args: &WriteArgs, ctx: &ToolContext) -> Option<ToolPreview> {
+        WriteFile.preview(args, ctx)
     }
 
     async fn run(&self, args: WriteArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
