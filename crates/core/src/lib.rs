@@ -26,6 +26,8 @@
 //! [`host::SessionBuilder`], sends [`lathe_protocol::AgentOp`]s and consumes
 //! [`lathe_protocol::AgentEvent`]s.
 
+#![warn(missing_docs)]
+
 pub(crate) mod agent;
 pub(crate) mod commands;
 pub(crate) mod config;
