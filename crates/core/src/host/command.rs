@@ -1,8 +1,9 @@
-//! `!command`: a shell command the user runs directly from the prompt, not a tool call of the
-//! model (so no permission check: the user typed it). It runs under `bash -c` in the workspace, in
-//! its own process group so Ctrl+C can kill everything it started, with stdin closed and stdout and
-//! stderr merged; at most [`MAX_OUTPUT_BYTES`] of output are kept. The result is shown like a tool
-//! call and handed to the model as context with the next prompt.
+//! The user's own commands ([`AgentOp::RunCommand`](lathe_protocol::AgentOp::RunCommand), a
+//! `!command` typed at the prompt): not a tool call of the model, so no permission check — the user
+//! typed it. It runs under `bash -c` in the workspace, in its own process group so a cancel kills
+//! everything it started, with stdin closed and stdout and stderr merged; at most
+//! [`MAX_OUTPUT_BYTES`] of output are kept. Its output is handed to the model as context with the
+//! next user message.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -15,17 +16,15 @@ pub const MAX_OUTPUT_BYTES: usize = 64 * 1024;
 /// Output passed on to the model, in characters.
 pub const MAX_CONTEXT_CHARS: usize = 10_000;
 
-/// A running `!command`.
-pub struct ShellJob {
-    /// The command line.
-    pub command: String,
+/// A running command.
+pub(crate) struct CommandJob {
     group: Option<lathe_process::Group>,
-    task: tokio::task::JoinHandle<ShellOutcome>,
+    task: tokio::task::JoinHandle<CommandOutcome>,
 }
 
-/// How a `!command` ended.
+/// How a command ended.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ShellOutcome {
+pub(crate) struct CommandOutcome {
     /// Stdout and stderr, merged, cut at [`MAX_OUTPUT_BYTES`].
     pub output: String,
     /// Exit status (`None` when killed by a signal or it could not run).
@@ -34,9 +33,9 @@ pub struct ShellOutcome {
     pub elapsed: Duration,
 }
 
-impl ShellOutcome {
+impl CommandOutcome {
     /// What the model is told with the next prompt.
-    pub fn context(&self, command: &str) -> String {
+    pub(crate) fn context(&self, command: &str) -> String {
         let status = match self.exit_code {
             Some(code) => format!("exit code {code}"),
             None => "killed".to_string(),
@@ -52,9 +51,9 @@ impl ShellOutcome {
     }
 }
 
-impl ShellJob {
+impl CommandJob {
     /// Starts `command` in `cwd`.
-    pub fn spawn(command: &str, cwd: &Path) -> std::io::Result<ShellJob> {
+    pub(crate) fn spawn(command: &str, cwd: &Path) -> std::io::Result<CommandJob> {
         let started = Instant::now();
         let mut bash = tokio::process::Command::new("bash");
         bash.arg("-c")
@@ -80,29 +79,55 @@ impl ShellJob {
                 }
             }
             let exit_code = child.wait().await.ok().and_then(|status| status.code());
-            ShellOutcome {
+            CommandOutcome {
                 output: String::from_utf8_lossy(&kept).into_owned(),
                 exit_code,
                 elapsed: started.elapsed(),
             }
         });
-        Ok(ShellJob { command: command.to_string(), group, task })
+        Ok(CommandJob { group, task })
     }
 
     /// Kills the command and everything it started.
-    pub fn kill(&self) {
+    pub(crate) fn kill(&self) {
         if let Some(group) = self.group {
             group.signal(lathe_process::SIGKILL);
         }
     }
 
     /// Waits for the command to end.
-    pub async fn finished(&mut self) -> ShellOutcome {
+    pub(crate) async fn finished(&mut self) -> CommandOutcome {
         match (&mut self.task).await {
             Ok(outcome) => outcome,
             Err(error) => {
-                ShellOutcome { output: error.to_string(), exit_code: None, elapsed: Duration::ZERO }
+                CommandOutcome { output: error.to_string(), exit_code: None, elapsed: Duration::ZERO }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn output_is_merged_and_the_exit_code_kept() {
+        let dir = tempfile::tempdir().expect("dir");
+        let mut job = CommandJob::spawn("echo out; echo err >&2; exit 3", dir.path()).expect("spawn");
+        let outcome = job.finished().await;
+        assert_eq!(outcome.output, "out\nerr\n");
+        assert_eq!(outcome.exit_code, Some(3));
+        assert!(outcome.context("x").contains("exit code 3"));
+    }
+
+    #[tokio::test]
+    async fn a_killed_command_takes_its_children_with_it() {
+        let dir = tempfile::tempdir().expect("dir");
+        let mut job = CommandJob::spawn("sleep 30 & sleep 30; echo never", dir.path()).expect("spawn");
+        job.kill();
+        let outcome = tokio::time::timeout(Duration::from_secs(10), job.finished()).await.expect("ended");
+        assert_eq!(outcome.exit_code, None);
+        assert!(!outcome.output.contains("never"));
+        assert!(outcome.context("sleep").contains("killed"));
     }
 }
