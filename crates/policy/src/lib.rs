@@ -23,6 +23,8 @@
 //! assert_eq!(policy.decide("shell", &rm).verdict, Verdict::Ask);
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod decide;
 pub mod env;
 pub mod path;
