@@ -340,38 +340,42 @@ pub struct Compaction {
     pub kept_from: usize,
 }
 
-/// A saved-but-never-sent item.
+/// A saved-but-never-sent item: session bookkeeping in the session file (serialised as
+/// `{"type": "meta", "meta": "session_start" | "model_switch" | …, …}`). Encoders skip every
+/// `Meta`; a few (`Rewind`, `RequestFailed`, `ImagesReplaced`, `ContextPruned`) change which
+/// items or which form of them later requests carry ([`crate::conversation`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "meta", rename_all = "snake_case")]
 pub enum Meta {
     /// The session began.
     SessionStart {
-        /// Session id.
+        /// The session's id: a UUID v7 (a subagent's transcript prefixes it with the subagent's kind).
         session_id: String,
-        /// Working directory.
+        /// The working directory the session started in (absolute path).
         cwd: String,
-        /// Model in use.
+        /// The model name as the provider knows it.
         model: String,
-        /// Provider name.
+        /// The provider's name as lathe-provider's `Provider::name` reports it (`anthropic`, `openai`,
+        /// `responses`, `local`).
         provider: String,
         /// Milliseconds since the Unix epoch.
         time_ms: u64,
     },
     /// The model changed mid-session.
     ModelSwitch {
-        /// New model.
+        /// The model used from here on, as the provider knows it.
         model: String,
-        /// New provider.
+        /// The provider used from here on (names as in `SessionStart`).
         provider: String,
     },
     /// The permission mode changed.
     ModeChange {
-        /// New mode name.
+        /// The new mode's config spelling ([`crate::PermissionMode::as_str`], e.g. `accept-edits`).
         mode: String,
     },
     /// A note for humans (e.g. a repaired torn line on resume).
     Note {
-        /// The note.
+        /// The note, one line of plain text.
         text: String,
     },
     /// Before a tool changed `path` in user turn `turn`, its bytes were saved in the session's file
@@ -410,7 +414,7 @@ pub enum Meta {
     /// The provider could not process an image of the conversation: from here on every image
     /// before this item is sent as a text note instead.
     ImagesReplaced {
-        /// The provider's message.
+        /// The provider's error message that rejected the image, verbatim.
         reason: String,
     },
     /// Old outputs of re-readable tools were replaced by one-line stubs in every later request
