@@ -13,16 +13,35 @@
 //! - [`LocalProvider`]: the [`lathe_provider::Provider`] itself. Inference needs the cargo
 //!   feature `llama` (llama.cpp built with cmake); without it, [`LocalProvider::new`] returns a
 //!   configuration error and everything else still works.
+//!
+//! Features: `model` (on by default) compiles the fetcher, the prompt rendering, the grammar, the
+//! output parser and the provider; `llama` adds inference. Lathe's binary turns both on with its
+//! `local` feature and neither without it (the workspace depends on this crate without default
+//! features): such a build keeps [`config`] and the names lathe-core uses, and
+//! [`LocalProvider::new`], [`fetch_model`] and [`fetch_model_with_progress`] fail saying how to get
+//! local support.
 
+#![warn(missing_docs)]
+
+#[cfg(feature = "model")]
 pub mod chatml;
 pub mod config;
 pub mod fetch;
+#[cfg(feature = "model")]
 pub mod gguf;
+#[cfg(feature = "model")]
 pub mod grammar;
+#[cfg(not(feature = "model"))]
+mod no_model;
+#[cfg(feature = "model")]
 pub mod parse;
+#[cfg(feature = "model")]
 mod provider;
+#[cfg(feature = "model")]
 pub mod pyjson;
+#[cfg(feature = "model")]
 mod stats;
+#[cfg(feature = "model")]
 pub mod targets;
 
 #[cfg(feature = "llama")]
@@ -31,12 +50,16 @@ mod engine;
 pub use config::{
     AnswerMode, LocalConfig, ModelSize, cache_dir, default_model_path, default_prompt_cache_dir, models_dir,
 };
-pub use fetch::{
-    FetchError, FetchOptions, FetchProgress, ModelSpec, fetch_model, fetch_model_with_progress, fetch_spec,
-    fetch_spec_with_progress, verify_file,
-};
+pub use fetch::{FetchError, FetchOptions, FetchProgress, ModelSpec, fetch_model, fetch_model_with_progress};
+#[cfg(feature = "model")]
+pub use fetch::{fetch_spec, fetch_spec_with_progress, verify_file};
+#[cfg(feature = "model")]
 pub use gguf::{GgufError, validate_model_file};
+#[cfg(not(feature = "model"))]
+pub use no_model::LocalProvider;
+#[cfg(feature = "model")]
 pub use provider::LocalProvider;
+#[cfg(feature = "model")]
 pub use stats::LocalStats;
 
 /// Whether this build can run models (the `llama` feature is on).

@@ -187,8 +187,8 @@ where
     Ok((service, tools))
 }
 
-/// rmcp's HTTP client (reqwest with rustls) needs a process-wide crypto provider: ring, the one the
-/// provider crate's reqwest already links. Installing twice is harmless.
+/// rmcp's HTTP client (reqwest with rustls, built without a crypto provider of its own) needs a
+/// process-wide one: ring, the one the provider crate installs too. Installing twice is harmless.
 fn ensure_tls_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }

@@ -10,7 +10,7 @@
 //!
 //! Modules, in the order a decision uses them: [`rules`] and [`settings`] (what the user wrote),
 //! [`path`] (where files may be read and written), [`shell`] (what a command line runs), [`decide`]
-//! (the decision itself), [`env`] (which environment variables a command must not see) and
+//! (the decision itself), [`env`](mod@env) (which environment variables a command must not see) and
 //! [`sandbox`] (what a command can reach once it runs).
 //!
 //! ```
@@ -22,6 +22,8 @@
 //! let rm = Access::Execute { command: "ls; rm -rf ~".into(), cwd: workspace };
 //! assert_eq!(policy.decide("shell", &rm).verdict, Verdict::Ask);
 //! ```
+
+#![warn(missing_docs)]
 
 pub mod decide;
 pub mod env;

@@ -40,7 +40,7 @@ pub enum ProviderError {
     RateLimited {
         /// Server-requested delay in milliseconds.
         retry_after_ms: Option<u64>,
-        /// The provider's error.
+        /// The provider's error as received (status, error type, message verbatim).
         api: ApiError,
     },
     /// 529 or an `overloaded_error` (also mid-stream).
@@ -48,7 +48,7 @@ pub enum ProviderError {
     Overloaded {
         /// Server-requested delay in milliseconds.
         retry_after_ms: Option<u64>,
-        /// The provider's error.
+        /// The provider's error as received (status, error type, message verbatim).
         api: ApiError,
     },
     /// 408/409/5xx: a transient server-side failure.
@@ -56,32 +56,32 @@ pub enum ProviderError {
     Server {
         /// Server-requested delay in milliseconds.
         retry_after_ms: Option<u64>,
-        /// The provider's error.
+        /// The provider's error as received (status, error type, message verbatim).
         api: ApiError,
     },
     /// The prompt does not fit the model's context window; compaction can fix it.
     #[error("context window exceeded ({api})")]
     ContextWindowExceeded {
-        /// The provider's error.
+        /// The provider's error as received (status, error type, message verbatim).
         api: ApiError,
     },
     /// 401/403: the key is missing, wrong, or lacks permission.
     #[error("authentication failed ({api}); check the API key")]
     Auth {
-        /// The provider's error.
+        /// The provider's error as received (status, error type, message verbatim).
         api: ApiError,
     },
     /// 400/404/422 and other client errors: the request itself is wrong; never retried.
     #[error("request rejected ({api})")]
     BadRequest {
-        /// The provider's error.
+        /// The provider's error as received (status, error type, message verbatim).
         api: ApiError,
     },
     /// An error reported inside a 200 stream (Anthropic `error` event, Chat `{"error": …}` chunk,
     /// Responses `error` / `response.failed`), other than overload.
     #[error("provider reported an error mid-stream ({api})")]
     Stream {
-        /// The provider's error.
+        /// The provider's error as received (status, error type, message verbatim).
         api: ApiError,
     },
     /// Connection refused or reset, DNS failure, TLS failure.

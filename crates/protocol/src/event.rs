@@ -32,28 +32,28 @@ pub enum ModelEvent {
     },
     /// A piece of refusal text (Chat `delta.refusal`, Responses `response.refusal.delta`).
     RefusalDelta {
-        /// The text piece.
+        /// The text piece (whole UTF-8 characters), appended to the response's refusal text.
         text: String,
     },
     /// A piece of reasoning text. `index` separates reasoning blocks (Anthropic content block index,
     /// Responses output index); Chat reasoning is one block with index 0.
     ThinkingDelta {
-        /// Block index.
+        /// The reasoning block the piece belongs to (see above); pieces of one index concatenate.
         index: usize,
-        /// The text piece.
+        /// The text piece (whole UTF-8 characters).
         text: String,
     },
     /// The opaque signature (Anthropic `signature_delta`, Responses `encrypted_content`) of the
     /// reasoning block `index`; pieces are concatenated.
     ThinkingSignature {
-        /// Block index.
+        /// The reasoning block the signature belongs to (same index as its `ThinkingDelta`s).
         index: usize,
-        /// The signature piece.
+        /// The signature piece: opaque base64 text, echoed back byte for byte, never shown.
         signature: String,
     },
     /// A whole redacted reasoning block (Anthropic `redacted_thinking.data`).
     RedactedThinking {
-        /// Block index.
+        /// The block's position among the response's reasoning blocks.
         index: usize,
         /// Opaque data, echoed unchanged.
         data: String,
@@ -62,14 +62,15 @@ pub enum ModelEvent {
     ToolCallStart {
         /// Call index within the response (0-based, model order).
         index: usize,
-        /// Provider call id.
+        /// The provider's call id (Anthropic `toolu_…`, Chat `call_…`, Responses `call_id`), which
+        /// the matching `ToolResult` must carry.
         id: String,
-        /// Tool name.
+        /// The tool's model-facing name, as in [`crate::ToolSpec::name`].
         name: String,
     },
     /// A piece of a tool call's JSON arguments.
     ToolCallDelta {
-        /// Call index.
+        /// The call the piece belongs to (the `index` of its `ToolCallStart`).
         index: usize,
         /// Raw JSON text piece.
         arguments: String,
@@ -77,7 +78,7 @@ pub enum ModelEvent {
     /// A tool call's arguments are complete. `arguments` is `None` when the JSON was cut off or did
     /// not parse: the call is incomplete and must not run (`raw` holds what arrived).
     ToolCallEnd {
-        /// Call index.
+        /// The call that ended (the `index` of its `ToolCallStart`).
         index: usize,
         /// Parsed arguments (`""` parses as `{}`), or `None` when incomplete.
         arguments: Option<Value>,
@@ -92,7 +93,8 @@ pub enum ModelEvent {
     Retry(RetryInfo),
     /// Terminal: the response completed.
     Stop {
-        /// Normalised stop reason.
+        /// Why the model stopped, mapped from the provider's own value (Anthropic `stop_reason`,
+        /// Chat `finish_reason`, Responses terminal event).
         reason: StopReason,
     },
     /// Terminal: the response failed. Content that arrived before it is still reported.
@@ -181,11 +183,14 @@ impl StopReason {
 pub struct Usage {
     /// Prompt tokens (Anthropic `input_tokens`, Chat `prompt_tokens`, Responses `input_tokens`).
     pub input_tokens: Option<u64>,
-    /// Generated tokens.
+    /// Generated tokens, reasoning included (Anthropic and Responses `output_tokens`, Chat
+    /// `completion_tokens`).
     pub output_tokens: Option<u64>,
-    /// Prompt tokens served from the provider's cache.
+    /// Prompt tokens served from the provider's cache (Anthropic `cache_read_input_tokens`, Chat
+    /// `prompt_tokens_details.cached_tokens`, Responses `input_tokens_details.cached_tokens`).
     pub cache_read_input_tokens: Option<u64>,
-    /// Prompt tokens written to the provider's cache (Anthropic only).
+    /// Prompt tokens written to the provider's cache (Anthropic `cache_creation_input_tokens`; the
+    /// OpenAI protocols do not report it).
     pub cache_creation_input_tokens: Option<u64>,
 }
 

@@ -340,38 +340,42 @@ pub struct Compaction {
     pub kept_from: usize,
 }
 
-/// A saved-but-never-sent item.
+/// A saved-but-never-sent item: session bookkeeping in the session file (serialised as
+/// `{"type": "meta", "meta": "session_start" | "model_switch" | …, …}`). Encoders skip every
+/// `Meta`; a few (`Rewind`, `RequestFailed`, `ImagesReplaced`, `ContextPruned`) change which
+/// items or which form of them later requests carry ([`crate::conversation`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "meta", rename_all = "snake_case")]
 pub enum Meta {
     /// The session began.
     SessionStart {
-        /// Session id.
+        /// The session's id: a UUID v7 (a subagent's transcript prefixes it with the subagent's kind).
         session_id: String,
-        /// Working directory.
+        /// The working directory the session started in (absolute path).
         cwd: String,
-        /// Model in use.
+        /// The model name as the provider knows it.
         model: String,
-        /// Provider name.
+        /// The provider's name as lathe-provider's `Provider::name` reports it (`anthropic`, `openai`,
+        /// `responses`, `local`).
         provider: String,
         /// Milliseconds since the Unix epoch.
         time_ms: u64,
     },
     /// The model changed mid-session.
     ModelSwitch {
-        /// New model.
+        /// The model used from here on, as the provider knows it.
         model: String,
-        /// New provider.
+        /// The provider used from here on (names as in `SessionStart`).
         provider: String,
     },
     /// The permission mode changed.
     ModeChange {
-        /// New mode name.
+        /// The new mode's config spelling ([`crate::PermissionMode::as_str`], e.g. `accept-edits`).
         mode: String,
     },
     /// A note for humans (e.g. a repaired torn line on resume).
     Note {
-        /// The note.
+        /// The note, one line of plain text.
         text: String,
     },
     /// Before a tool changed `path` in user turn `turn`, its bytes were saved in the session's file
@@ -410,7 +414,7 @@ pub enum Meta {
     /// The provider could not process an image of the conversation: from here on every image
     /// before this item is sent as a text note instead.
     ImagesReplaced {
-        /// The provider's message.
+        /// The provider's error message that rejected the image, verbatim.
         reason: String,
     },
     /// Old outputs of re-readable tools were replaced by one-line stubs in every later request
@@ -431,100 +435,5 @@ fn is_default<T: Default + PartialEq>(value: &T) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use pretty_assertions::assert_eq;
-    use serde_json::json;
-
-    fn call(id: &str) -> Content {
-        Content::ToolCall(ToolCall {
-            id: id.into(),
-            name: "read_file".into(),
-            arguments: json!({}),
-            incomplete: None,
-        })
-    }
-
-    fn assistant(content: Vec<Content>) -> LedgerItem {
-        LedgerItem::Assistant(AssistantMessage {
-            content,
-            stop: StopReason::ToolUse,
-            usage: Usage::default(),
-            model: "m".into(),
-        })
-    }
-
-    #[test]
-    fn unpaired_calls_lists_calls_without_results() {
-        let items = vec![
-            LedgerItem::User(UserMessage::text("hi")),
-            assistant(vec![call("a"), call("b")]),
-            LedgerItem::ToolResult(ToolResult::text("a", "ok", false, ToolStatus::Completed)),
-        ];
-        let ids: Vec<String> = LedgerItem::unpaired_calls(&items).into_iter().map(|c| c.id).collect();
-        assert_eq!(ids, vec!["b".to_string()]);
-    }
-
-    #[test]
-    fn ledger_item_round_trips_through_json() {
-        let item = assistant(vec![
-            Content::Thinking(Thinking {
-                text: "hmm".into(),
-                signature: Some("sig".into()),
-                redacted: None,
-                format: ThinkingFormat::Anthropic,
-            }),
-            Content::text("hello"),
-            call("x"),
-        ]);
-        let line = serde_json::to_string(&item).unwrap_or_default();
-        let back: LedgerItem = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
-        assert_eq!(back, item);
-    }
-
-    #[test]
-    fn sendable_starts_at_last_compaction_and_skips_meta() {
-        let items = vec![
-            LedgerItem::User(UserMessage::text("old")),
-            LedgerItem::Compaction(Compaction { summary: "s".into(), kept_from: 1 }),
-            LedgerItem::Meta(Meta::Note { text: "n".into() }),
-            LedgerItem::User(UserMessage::text("new")),
-        ];
-        let kinds: Vec<&LedgerItem> = LedgerItem::sendable(&items).collect();
-        assert_eq!(kinds.len(), 2);
-        assert!(matches!(kinds[0], LedgerItem::Compaction(_)));
-    }
-
-    #[test]
-    fn sendable_sends_the_summary_then_the_kept_tail_then_what_followed() {
-        let text = |item: &LedgerItem| match item {
-            LedgerItem::User(message) => match &message.content[0] {
-                Content::Text { text } => text.clone(),
-                other => format!("{other:?}"),
-            },
-            LedgerItem::Compaction(compaction) => compaction.summary.clone(),
-            other => format!("{other:?}"),
-        };
-        let user = |t: &str| LedgerItem::User(UserMessage::text(t));
-        let items = vec![
-            user("a"),
-            user("b"),
-            LedgerItem::Compaction(Compaction { summary: "s1".into(), kept_from: 1 }),
-            user("c"),
-            user("d"),
-            LedgerItem::Meta(Meta::Note { text: "n".into() }),
-            LedgerItem::Compaction(Compaction { summary: "s2".into(), kept_from: 1 }),
-            user("e"),
-        ];
-        let sent: Vec<String> = LedgerItem::sendable(&items).map(text).collect();
-        assert_eq!(sent, ["s2", "b", "c", "d", "e"]);
-        // Nothing kept: the boundary's own index.
-        let items = vec![
-            user("a"),
-            LedgerItem::Compaction(Compaction { summary: "s".into(), kept_from: 1 }),
-            user("z"),
-        ];
-        let sent: Vec<String> = LedgerItem::sendable(&items).map(text).collect();
-        assert_eq!(sent, ["s", "z"]);
-    }
-}
+#[path = "ledger_tests.rs"]
+mod tests;

@@ -14,6 +14,8 @@
 //!
 //! This crate has no I/O and no async runtime; everything here is plain data with serde.
 
+#![warn(missing_docs)]
+
 pub mod accumulate;
 pub mod agent;
 pub mod classify;

@@ -77,6 +77,7 @@ impl HttpProvider {
         );
         headers
             .insert(reqwest::header::ACCEPT, reqwest::header::HeaderValue::from_static("text/event-stream"));
+        install_tls_provider();
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_millis(config.connect_timeout_ms))
             .build()
@@ -106,6 +107,13 @@ impl HttpProvider {
     pub fn protocol(&self) -> Protocol {
         self.inner.protocol
     }
+}
+
+/// Installs rustls's ring crypto provider as the process default: reqwest is built without a
+/// provider of its own (the workspace's `rustls-no-provider` feature) and panics when it builds a
+/// client with none installed. Installing again, or after another crate did, changes nothing.
+pub fn install_tls_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 /// Encodes `request` for `protocol`; `model` fills an empty `request.model`.

@@ -12,12 +12,12 @@
 //!
 //! The layout is exactly what the Qwen2.5 template renders for a call (Python `json.dumps`
 //! spacing, no newline inside the JSON), so a generated call re-renders byte for byte in the next
-//! prompt. Argument rules come from [`schema`]: the subset the built-in tools use (objects with
+//! prompt. Argument rules come from `schema`: the subset the built-in tools use (objects with
 //! required/optional properties, strings, integers, numbers, booleans, enums, arrays, `$ref`,
 //! `anyOf`, nullable types); anything else falls back to a generic JSON value. In text mode, the
 //! text may not start with `<`, `{`, `[` or a backtick, so JSON the model means as a call cannot
 //! slip out as text. With [`Shape::edit_targets`], `edit_file` arguments are limited to edits
-//! that apply to the files the model has read ([`edit`]); with [`Shape::cite_line`], the `answer`
+//! that apply to the files the model has read (`edit`); with [`Shape::cite_line`], the `answer`
 //! call's thought starts by citing a line of the tool results.
 
 mod edit;
@@ -36,7 +36,7 @@ pub use schema::literal;
 pub struct Shape<'a> {
     /// Tool calls allowed in one response; 0 = any number.
     pub max_calls: u32,
-    /// The files the model has read, for edits that always apply ([`edit`]); `None` leaves
+    /// The files the model has read, for edits that always apply (`edit`); `None` leaves
     /// `edit_file` to its schema, `Some(&[])` (nothing read yet) leaves it out of the grammar.
     pub edit_targets: Option<&'a [EditTarget]>,
     /// The `answer` call's `thought` starts by citing a line of the tool results:

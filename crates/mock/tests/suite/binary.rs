@@ -41,7 +41,7 @@ async fn prints_its_address_first_and_serves_the_script() {
     let line = tokio::time::timeout(std::time::Duration::from_secs(30), line).await.unwrap().unwrap();
     let url = line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("first line: {line:?}"));
     assert!(url.starts_with("http://127.0.0.1:"), "{url}");
-    let body: serde_json::Value = reqwest::Client::new()
+    let body: serde_json::Value = super::http_client()
         .post(format!("{url}/v1/messages"))
         .json(&json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]}))
         .send()

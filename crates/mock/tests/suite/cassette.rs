@@ -17,7 +17,7 @@ async fn every_manifest_entry_is_served_byte_for_byte_with_its_status_and_header
         serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
     assert!(!manifest.is_empty());
     let server = MockServer::start(Mode::Cassette(CassetteSet::load(&dir).unwrap())).await.unwrap();
-    let client = reqwest::Client::new();
+    let client = super::http_client();
     for entry in &manifest {
         let file = entry["file"].as_str().unwrap();
         let protocol: Protocol = serde_json::from_value(entry["protocol"].clone()).unwrap();
@@ -44,7 +44,7 @@ async fn every_manifest_entry_is_served_byte_for_byte_with_its_status_and_header
 async fn unknown_cassette_is_a_404_naming_the_file() {
     let server =
         MockServer::start(Mode::Cassette(CassetteSet::load(&cassette_dir()).unwrap())).await.unwrap();
-    let resp = reqwest::Client::new()
+    let resp = super::http_client()
         .post(format!("{}/cassette/anthropic/nope.sse/v1/messages", server.url()))
         .json(&json!({}))
         .send()

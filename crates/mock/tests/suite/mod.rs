@@ -42,9 +42,17 @@ pub fn parse_sse(body: &str) -> Vec<Event> {
         .collect()
 }
 
+/// A plain HTTP client. reqwest is built without a TLS crypto provider of its own (the workspace
+/// installs rustls's ring provider before building clients) and panics without one, even for
+/// plain-HTTP use.
+pub fn http_client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}
+
 /// POSTs JSON and returns status, headers and body text.
 pub async fn post(url: &str, body: &Value) -> (u16, reqwest::header::HeaderMap, String) {
-    let resp = reqwest::Client::new().post(url).json(body).send().await.unwrap();
+    let resp = http_client().post(url).json(body).send().await.unwrap();
     let status = resp.status().as_u16();
     let headers = resp.headers().clone();
     let text = resp.text().await.unwrap();

@@ -36,7 +36,7 @@ impl Client {
             protocol,
             url: endpoint(base, protocol),
             history: Vec::new(),
-            http: reqwest::Client::new(),
+            http: super::http_client(),
         };
         c.push_user(prompt);
         c

@@ -198,7 +198,7 @@ async fn drop_after_events_cuts_the_connection_mid_body() {
             {"text": "a long answer", "text_chunks": 8, "drop_after_events": 3}]}))))
         .await
         .unwrap();
-        let resp = reqwest::Client::new()
+        let resp = super::http_client()
             .post(endpoint(&server.url(), protocol))
             .json(&simple_request(protocol, true))
             .send()
@@ -226,7 +226,7 @@ async fn drop_after_every_event_still_breaks_the_body() {
         {"text": "complete but cut", "drop_after_events": 1000}]}))))
     .await
     .unwrap();
-    let resp = reqwest::Client::new()
+    let resp = super::http_client()
         .post(endpoint(&server.url(), Protocol::OpenaiChat))
         .json(&simple_request(Protocol::OpenaiChat, true))
         .send()
@@ -283,11 +283,23 @@ async fn log_file_gets_one_json_line_per_request_and_control_routes_answer() {
     assert!(lines[1]["response_end_ms"].as_f64().is_some());
     assert_eq!(lines[0]["headers"]["content-type"], "application/json");
 
-    let requests: Value =
-        reqwest::get(format!("{}/_mock/requests", server.url())).await.unwrap().json().await.unwrap();
+    let requests: Value = super::http_client()
+        .get(format!("{}/_mock/requests", server.url()))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(requests.as_array().unwrap().len(), 2, "control routes are not logged");
-    let stats: Value =
-        reqwest::get(format!("{}/_mock/stats", server.url())).await.unwrap().json().await.unwrap();
+    let stats: Value = super::http_client()
+        .get(format!("{}/_mock/stats", server.url()))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(stats["requests"], 2);
     assert_eq!(stats["turns_served"], 2);
     assert_eq!(stats["done"], true);
@@ -323,7 +335,7 @@ fn bad_scripts_are_clear_errors() {
 
 /// The body bytes received before the connection broke; panics if the body ended cleanly.
 async fn body_until_the_cut(server: &MockServer, protocol: Protocol) -> String {
-    let mut resp = reqwest::Client::new()
+    let mut resp = super::http_client()
         .post(endpoint(&server.url(), protocol))
         .json(&simple_request(protocol, true))
         .send()

@@ -36,11 +36,12 @@ const SANDBOX_FALLBACK: &str = "sandbox fallback";
 /// Allow, ask or deny.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
-    /// Run it.
+    /// Run it without asking.
     Allow,
-    /// A person must decide.
+    /// A person must decide; a headless front end turns this into a denial
+    /// ([`Decision::headless`]).
     Ask,
-    /// Do not run it.
+    /// Do not run it; the model gets the denial, naming the rule or mode, as the tool result.
     Deny,
 }
 
@@ -142,11 +143,12 @@ pub struct Policy {
 /// What a [`Policy`] is built from.
 #[derive(Debug, Clone, Default)]
 pub struct PolicyConfig {
-    /// The permission mode.
+    /// The permission mode the session starts in (changed later with [`Policy::set_mode`]).
     pub mode: PermissionMode,
-    /// The workspace root.
+    /// The workspace root (absolute): reads and writes inside it are the ones modes allow.
     pub workspace: PathBuf,
-    /// The user's home directory.
+    /// The user's home directory (for `~/` in rules and the secret paths under it); `None` when
+    /// unknown.
     pub home: Option<PathBuf>,
     /// The settings files' content ([`crate::settings::load`]).
     pub settings: Loaded,
@@ -184,7 +186,7 @@ impl Policy {
         Policy::new(PolicyConfig { mode, workspace: workspace.to_path_buf(), ..PolicyConfig::default() })
     }
 
-    /// The current mode.
+    /// The current mode (`Default` if the lock was poisoned).
     pub fn mode(&self) -> PermissionMode {
         self.mode.read().map(|mode| *mode).unwrap_or(PermissionMode::Default)
     }
@@ -196,12 +198,13 @@ impl Policy {
         }
     }
 
-    /// The path guard.
+    /// The path guard: which roots are readable and writable, and the protected files.
     pub fn guard(&self) -> &Guard {
         &self.guard
     }
 
-    /// The sandbox setting.
+    /// The sandbox mode commands run in (as configured; whether it is available is the
+    /// sandbox module's question).
     pub fn sandbox(&self) -> SandboxMode {
         self.sandbox
     }

@@ -35,12 +35,12 @@ pub enum SandboxMode {
     WorkspaceWrite,
     /// No writes at all.
     ReadOnly,
-    /// No sandbox.
+    /// No sandbox: commands run with the user's own rights, so the policy alone decides.
     Off,
 }
 
 impl SandboxMode {
-    /// The config spelling.
+    /// The config and flag spelling (`workspace-write`, `read-only`, `off`); [`FromStr`] parses it.
     pub fn as_str(self) -> &'static str {
         match self {
             SandboxMode::WorkspaceWrite => "workspace-write",
@@ -75,7 +75,7 @@ pub enum NetworkAccess {
     /// No network (bubblewrap: a new network namespace; Landlock: TCP denied).
     #[default]
     Off,
-    /// The host's network.
+    /// The host's network, unfiltered (no namespace, no Landlock network rule).
     On,
 }
 
