@@ -166,18 +166,6 @@ pub enum AgentEvent {
         /// The files that were restored, re-created or deleted.
         files: Vec<FileRewind>,
     },
-    /// A command the user ran ([`AgentOp::RunCommand`]) ended; its output goes to the model with
-    /// the next user message.
-    CommandFinished {
-        /// The command line.
-        command: String,
-        /// Stdout and stderr, merged, cut at 64 KiB.
-        output: String,
-        /// Exit status; `None` when it was killed by a signal or could not run.
-        exit_code: Option<i32>,
-        /// Wall time in ms.
-        elapsed_ms: u64,
-    },
     /// Progress of a sub-agent started by the `task` call `parent_call_id`: one of the
     /// sub-agent's own events (its tool calls, results, usage, its `finished`).
     Subagent {
@@ -386,15 +374,6 @@ pub enum AgentOp {
     Rewind {
         /// The user turn to go back to.
         turn: u32,
-    },
-    /// Run `command` with `bash -c` in the workspace as the user's own command (a `!command`
-    /// typed at the prompt: no permission check, the user typed it), in its own process group with
-    /// stdin closed. Answered with [`AgentEvent::CommandFinished`]; its output is handed to the
-    /// model with the next user message. `Cancel` kills it and everything it started. Waits for a
-    /// running turn.
-    RunCommand {
-        /// The command line.
-        command: String,
     },
     /// End the session: a running turn is cancelled (its calls get results), the session file is
     /// synced, and the event stream closes.

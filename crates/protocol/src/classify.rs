@@ -28,7 +28,6 @@ impl AgentEvent {
             | AgentEvent::ModelChanged { .. }
             | AgentEvent::UserTurns { .. }
             | AgentEvent::Rewound { .. }
-            | AgentEvent::CommandFinished { .. }
             | AgentEvent::Subagent { .. }
             | AgentEvent::Commands { .. }
             | AgentEvent::Warning { .. }
@@ -59,7 +58,6 @@ impl AgentEvent {
             | AgentEvent::ModelChanged { .. }
             | AgentEvent::UserTurns { .. }
             | AgentEvent::Rewound { .. }
-            | AgentEvent::CommandFinished { .. }
             | AgentEvent::Subagent { .. }
             | AgentEvent::Commands { .. }
             | AgentEvent::Warning { .. }

@@ -20,6 +20,7 @@ mod input;
 mod keys;
 mod markdown;
 mod picker;
+mod shell;
 mod slash;
 mod state;
 mod stream;

@@ -30,7 +30,6 @@
 //! ```
 
 mod approver;
-mod command;
 mod config;
 mod error;
 mod extensions;

@@ -1,8 +1,6 @@
 //! The session task: takes ops one at a time and runs user turns. While a turn runs, `Cancel`,
-//! `Permission`, `SetMode` and `Quit` act at once; `UserInput`, `SetModel`, `ListTurns`,
-//! `Compact` and `RunCommand` wait for the turn's end, in order; `Rewind` is refused (the front
-//! end cancels first). While a user's command runs, `Cancel` and `Quit` kill it and the other ops
-//! wait for it. When the session
+//! `Permission`, `SetMode` and `Quit` act at once; `UserInput`, `SetModel` and `ListTurns` wait
+//! for the turn's end, in order; `Rewind` is refused (the front end cancels first). When the session
 //! ends, SessionEnd hooks run and the MCP servers are stopped before the event stream closes.
 
 use std::collections::VecDeque;
@@ -14,7 +12,6 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::approver::ChannelApprover;
-use super::command::CommandJob;
 use super::config::Config;
 use crate::Agent;
 use crate::commands::{self, ExpandContext};
@@ -42,8 +39,6 @@ pub(crate) struct Runner {
     skills: Arc<SkillSet>,
     gate: Arc<ToolGate>,
     mcp: lathe_mcp::McpServers,
-    /// What the user's own commands printed, for the model with the next user message.
-    command_context: Vec<String>,
 }
 
 impl Runner {
@@ -67,7 +62,6 @@ impl Runner {
             skills: Arc::new(SkillSet::default()),
             gate: Arc::new(ToolGate::default()),
             mcp,
-            command_context: Vec::new(),
         }
     }
 
@@ -142,55 +136,9 @@ impl Runner {
                     CompactOutcome::Exhausted(detail) => self.warn(format!("compact: {detail}")),
                 }
             }
-            AgentOp::RunCommand { command } => return self.run_command(&command).await,
             AgentOp::Quit => return Flow::Quit,
         }
         Flow::Continue
-    }
-
-    /// Runs the user's own `command` in the workspace; `Cancel` kills it, `Quit` kills it and ends
-    /// the session, other ops wait for it.
-    async fn run_command(&mut self, command: &str) -> Flow {
-        let mut job = match CommandJob::spawn(command, &self.config.workspace) {
-            Ok(job) => job,
-            Err(error) => {
-                let _ = self.events.send(AgentEvent::CommandFinished {
-                    command: command.to_string(),
-                    output: format!("cannot run bash: {error}"),
-                    exit_code: None,
-                    elapsed_ms: 0,
-                });
-                return Flow::Continue;
-            }
-        };
-        let mut flow = Flow::Continue;
-        let mut ops_open = true;
-        let outcome = loop {
-            tokio::select! {
-                outcome = job.finished() => break outcome,
-                op = self.ops.recv(), if ops_open => match op {
-                    None => {
-                        ops_open = false;
-                        job.kill();
-                        flow = Flow::Quit;
-                    }
-                    Some(AgentOp::Cancel) => job.kill(),
-                    Some(AgentOp::Quit) => {
-                        job.kill();
-                        flow = Flow::Quit;
-                    }
-                    Some(op) => self.queued.push_back(op),
-                },
-            }
-        };
-        self.command_context.push(outcome.context(command));
-        let _ = self.events.send(AgentEvent::CommandFinished {
-            command: command.to_string(),
-            output: outcome.output,
-            exit_code: outcome.exit_code,
-            elapsed_ms: outcome.elapsed.as_millis() as u64,
-        });
-        flow
     }
 
     fn switch_model(&mut self, model: &str, provider: Option<&str>) {
@@ -214,10 +162,6 @@ impl Runner {
     /// is expanded first ([`crate::commands`]), on the command's model when it names one, and with
     /// only the tools its `allowed-tools` names (when it names any) for that turn.
     async fn user_input(&mut self, mut content: Vec<Content>) -> Flow {
-        if !self.command_context.is_empty() {
-            let context = self.command_context.drain(..).map(Content::text);
-            content.splice(0..0, context);
-        }
         let command = match content.first() {
             Some(Content::Text { text }) if text.trim_start().starts_with('/') => text.clone(),
             _ => return self.turn(UserMessage { content, origin: UserOrigin::User }).await,
@@ -324,8 +268,7 @@ impl Runner {
                         op @ (AgentOp::UserInput { .. }
                         | AgentOp::SetModel { .. }
                         | AgentOp::ListTurns
-                        | AgentOp::Compact { .. }
-                        | AgentOp::RunCommand { .. }),
+                        | AgentOp::Compact { .. }),
                     ) => {
                         queued.push_back(op);
                     }

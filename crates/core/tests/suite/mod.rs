@@ -5,4 +5,3 @@ mod extensions;
 mod hooks;
 mod host;
 mod rewind;
-mod user_command;

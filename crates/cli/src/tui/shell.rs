@@ -1,9 +1,8 @@
-//! The user's own commands ([`AgentOp::RunCommand`](lathe_protocol::AgentOp::RunCommand), a
-//! `!command` typed at the prompt): not a tool call of the model, so no permission check — the user
-//! typed it. It runs under `bash -c` in the workspace, in its own process group so a cancel kills
-//! everything it started, with stdin closed and stdout and stderr merged; at most
-//! [`MAX_OUTPUT_BYTES`] of output are kept. Its output is handed to the model as context with the
-//! next user message.
+//! `!command`: a shell command the user runs directly from the prompt, not a tool call of the
+//! model (so no permission check: the user typed it). It runs under `bash -c` in the workspace, in
+//! its own process group so Ctrl+C can kill everything it started, with stdin closed and stdout and
+//! stderr merged; at most [`MAX_OUTPUT_BYTES`] of output are kept. The result is shown like a tool
+//! call and handed to the model as context with the next prompt.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -16,15 +15,17 @@ pub const MAX_OUTPUT_BYTES: usize = 64 * 1024;
 /// Output passed on to the model, in characters.
 pub const MAX_CONTEXT_CHARS: usize = 10_000;
 
-/// A running command.
-pub(crate) struct CommandJob {
+/// A running `!command`.
+pub struct ShellJob {
+    /// The command line.
+    pub command: String,
     group: Option<lathe_process::Group>,
-    task: tokio::task::JoinHandle<CommandOutcome>,
+    task: tokio::task::JoinHandle<ShellOutcome>,
 }
 
-/// How a command ended.
+/// How a `!command` ended.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct CommandOutcome {
+pub struct ShellOutcome {
     /// Stdout and stderr, merged, cut at [`MAX_OUTPUT_BYTES`].
     pub output: String,
     /// Exit status (`None` when killed by a signal or it could not run).
@@ -33,9 +34,9 @@ pub(crate) struct CommandOutcome {
     pub elapsed: Duration,
 }
 
-impl CommandOutcome {
+impl ShellOutcome {
     /// What the model is told with the next prompt.
-    pub(crate) fn context(&self, command: &str) -> String {
+    pub fn context(&self, command: &str) -> String {
         let status = match self.exit_code {
             Some(code) => format!("exit code {code}"),
             None => "killed".to_string(),
@@ -51,9 +52,9 @@ impl CommandOutcome {
     }
 }
 
-impl CommandJob {
+impl ShellJob {
     /// Starts `command` in `cwd`.
-    pub(crate) fn spawn(command: &str, cwd: &Path) -> std::io::Result<CommandJob> {
+    pub fn spawn(command: &str, cwd: &Path) -> std::io::Result<ShellJob> {
         let started = Instant::now();
         let mut bash = tokio::process::Command::new("bash");
         bash.arg("-c")
@@ -79,55 +80,29 @@ impl CommandJob {
                 }
             }
             let exit_code = child.wait().await.ok().and_then(|status| status.code());
-            CommandOutcome {
+            ShellOutcome {
                 output: String::from_utf8_lossy(&kept).into_owned(),
                 exit_code,
                 elapsed: started.elapsed(),
             }
         });
-        Ok(CommandJob { group, task })
+        Ok(ShellJob { command: command.to_string(), group, task })
     }
 
     /// Kills the command and everything it started.
-    pub(crate) fn kill(&self) {
+    pub fn kill(&self) {
         if let Some(group) = self.group {
             group.signal(lathe_process::SIGKILL);
         }
     }
 
     /// Waits for the command to end.
-    pub(crate) async fn finished(&mut self) -> CommandOutcome {
+    pub async fn finished(&mut self) -> ShellOutcome {
         match (&mut self.task).await {
             Ok(outcome) => outcome,
             Err(error) => {
-                CommandOutcome { output: error.to_string(), exit_code: None, elapsed: Duration::ZERO }
+                ShellOutcome { output: error.to_string(), exit_code: None, elapsed: Duration::ZERO }
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn output_is_merged_and_the_exit_code_kept() {
-        let dir = tempfile::tempdir().expect("dir");
-        let mut job = CommandJob::spawn("echo out; echo err >&2; exit 3", dir.path()).expect("spawn");
-        let outcome = job.finished().await;
-        assert_eq!(outcome.output, "out\nerr\n");
-        assert_eq!(outcome.exit_code, Some(3));
-        assert!(outcome.context("x").contains("exit code 3"));
-    }
-
-    #[tokio::test]
-    async fn a_killed_command_takes_its_children_with_it() {
-        let dir = tempfile::tempdir().expect("dir");
-        let mut job = CommandJob::spawn("sleep 30 & sleep 30; echo never", dir.path()).expect("spawn");
-        job.kill();
-        let outcome = tokio::time::timeout(Duration::from_secs(10), job.finished()).await.expect("ended");
-        assert_eq!(outcome.exit_code, None);
-        assert!(!outcome.output.contains("never"));
-        assert!(outcome.context("sleep").contains("killed"));
     }
 }
