@@ -166,6 +166,20 @@ pub enum AgentEvent {
         /// The files that were restored, re-created or deleted.
         files: Vec<FileRewind>,
     },
+    /// A command the user ran ([`AgentOp::RunCommand`]) ended; its output goes to the model with
+    /// the next user message.
+    CommandFinished {
+        /// The command line.
+        command: String,
+        /// One line saying what it ran, as for a call of the shell tool.
+        summary: String,
+        /// Stdout and stderr, merged, cut at 64 KiB.
+        output: String,
+        /// Exit status; `None` when it was killed by a signal or could not run.
+        exit_code: Option<i32>,
+        /// Wall time in ms.
+        elapsed_ms: u64,
+    },
     /// Progress of a sub-agent started by the `task` call `parent_call_id`: one of the
     /// sub-agent's own events (its tool calls, results, usage, its `finished`).
     Subagent {
@@ -374,6 +388,17 @@ pub enum AgentOp {
     Rewind {
         /// The user turn to go back to.
         turn: u32,
+    },
+    /// Run `command` with `bash -c` in the workspace as the user's own command (a `!command`
+    /// typed at the prompt: no permission check, the user typed it), in its own process group with
+    /// stdin closed. Answered with [`AgentEvent::CommandFinished`]; its output is handed to the
+    /// model with the next user message. It runs beside the session's turns and ops (a prompt sent
+    /// meanwhile is answered without its output); one runs at a time. `Cancel` kills it and
+    /// everything it started when no turn runs (a running turn is cancelled first); the end of the
+    /// session kills it too.
+    RunCommand {
+        /// The command line.
+        command: String,
     },
     /// End the session: a running turn is cancelled (its calls get results), the session file is
     /// synced, and the event stream closes.

@@ -28,6 +28,7 @@ impl AgentEvent {
             | AgentEvent::ModelChanged { .. }
             | AgentEvent::UserTurns { .. }
             | AgentEvent::Rewound { .. }
+            | AgentEvent::CommandFinished { .. }
             | AgentEvent::Subagent { .. }
             | AgentEvent::Commands { .. }
             | AgentEvent::Warning { .. }
@@ -58,6 +59,7 @@ impl AgentEvent {
             | AgentEvent::ModelChanged { .. }
             | AgentEvent::UserTurns { .. }
             | AgentEvent::Rewound { .. }
+            | AgentEvent::CommandFinished { .. }
             | AgentEvent::Subagent { .. }
             | AgentEvent::Commands { .. }
             | AgentEvent::Warning { .. }

@@ -14,15 +14,14 @@ use crossterm::event::{Event, EventStream, KeyCode, KeyEvent, KeyEventKind, KeyM
 use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
 use futures::StreamExt;
 use lathe_core::host::{Flags, Interaction, SessionBuilder, SessionChoice, SessionHandle, StartError};
-use lathe_protocol::{AgentEvent, AgentOp, Content, Receipt, ToolCall, ToolResult, ToolStatus};
+use lathe_protocol::{AgentEvent, AgentOp, Content};
 use ratatui::backend::CrosstermBackend;
 use ratatui::layout::Size;
 use tokio::signal::unix::{SignalKind, signal};
 
-use super::cells::{self, CallState, NoticeKind};
+use super::cells::NoticeKind;
 use super::history::PromptHistory;
 use super::picker::SessionRow;
-use super::shell::{ShellJob, ShellOutcome};
 use super::state::{Action, SessionView, UiState};
 use super::terminal::InlineTerminal;
 use super::view;
@@ -44,8 +43,6 @@ pub struct App {
     session: Option<SessionHandle>,
     history: PromptHistory,
     history_warned: bool,
-    shell: Option<ShellJob>,
-    shell_context: Vec<String>,
     /// The session to open once the current one has closed (or now, when there is none).
     switch: Option<SessionChoice>,
     /// The id of the last session opened.
@@ -77,8 +74,6 @@ impl App {
             session: None,
             history,
             history_warned: false,
-            shell: None,
-            shell_context: Vec::new(),
             switch: None,
             last_session: None,
             quitting: None,
@@ -207,10 +202,6 @@ impl App {
                     }
                     batch
                 }
-                outcome = shell_finished(&mut self.shell) => {
-                    self.on_shell(outcome);
-                    Instant::now()
-                }
                 // SIGINT from outside (the terminal sends Ctrl+C as a key in raw mode).
                 _ = tokio::signal::ctrl_c() => {
                     self.on_terminal(Event::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)));
@@ -294,9 +285,7 @@ impl App {
         match action {
             Action::Op(op) => self.send(op),
             Action::Prompt(text) => {
-                let mut content: Vec<Content> = self.shell_context.drain(..).map(Content::text).collect();
-                content.push(Content::text(text));
-                self.send(AgentOp::UserInput { content });
+                self.send(AgentOp::UserInput { content: vec![Content::text(text)] });
             }
             Action::Remember(text) => {
                 if let Err(error) = self.history.append(&text)
@@ -307,18 +296,8 @@ impl App {
                         .push_notice(NoticeKind::Warning, &format!("prompt history not saved: {error}"));
                 }
             }
-            Action::Shell(command) => match ShellJob::spawn(&command, &self.state.cwd) {
-                Ok(job) => self.shell = Some(job),
-                Err(error) => {
-                    self.state.shell = None;
-                    self.state.push_notice(NoticeKind::Error, &format!("cannot run bash: {error}"));
-                }
-            },
-            Action::CancelShell => {
-                if let Some(job) = &self.shell {
-                    job.kill();
-                }
-            }
+            Action::Shell(command) => self.send(AgentOp::RunCommand { command }),
+            Action::CancelShell => self.send(AgentOp::Cancel),
             Action::SetMode(mode) => self.send(AgentOp::SetMode { mode }),
             Action::SetModel(model) => self.send(AgentOp::SetModel { model, provider: None }),
             Action::Compact(focus) => self.send(AgentOp::Compact { focus }),
@@ -360,9 +339,6 @@ impl App {
         if self.quitting.is_some() {
             return;
         }
-        if let Some(job) = &self.shell {
-            job.kill();
-        }
         match &self.session {
             Some(session) if session.ops.send(AgentOp::Quit).is_ok() => {
                 self.quitting = Some((code, Instant::now()))
@@ -384,49 +360,11 @@ impl App {
             self.exit = Some(crate::args::EXIT_FAILED);
         }
     }
-
-    fn on_shell(&mut self, outcome: ShellOutcome) {
-        let Some(job) = self.shell.take() else { return };
-        self.state.shell = None;
-        // Shown as a call of the shell tool would be, with the tool's name and its summary.
-        let shell = lathe_tools::builtin::Shell;
-        let arguments = serde_json::json!({ "command": job.command });
-        let summary = lathe_tools::DynTool::summary(&shell, &arguments);
-        let name = lathe_tools::DynTool::name(&shell).to_string();
-        let call = ToolCall { id: "user-shell".into(), name, arguments, incomplete: None };
-        let mut text = outcome.output.clone();
-        if !text.ends_with('\n') && !text.is_empty() {
-            text.push('\n');
-        }
-        text.push_str(&match outcome.exit_code {
-            Some(code) => format!("exit code: {code}"),
-            None => "killed".to_string(),
-        });
-        let failed = outcome.exit_code != Some(0);
-        let status =
-            if outcome.exit_code.is_none() { ToolStatus::Interrupted } else { ToolStatus::Completed };
-        let mut result = ToolResult::text("user-shell", text, failed, status);
-        result.receipt = Some(Receipt { exit_code: outcome.exit_code, ..Receipt::default() });
-        let width = self.state.width;
-        let state = CallState::Done { status, is_error: failed };
-        let mut rows = vec![cells::call_line(&call, &summary, state, outcome.elapsed, width)];
-        rows.extend(cells::result_rows(&result, None, width));
-        rows.push(ratatui::text::Line::default());
-        self.state.push_rows(rows);
-        self.shell_context.push(outcome.context(&job.command));
-    }
 }
 
 async fn next_event(session: &mut Option<SessionHandle>) -> Option<AgentEvent> {
     match session {
         Some(session) => session.events.recv().await,
-        None => std::future::pending().await,
-    }
-}
-
-async fn shell_finished(job: &mut Option<ShellJob>) -> ShellOutcome {
-    match job {
-        Some(job) => job.finished().await,
         None => std::future::pending().await,
     }
 }

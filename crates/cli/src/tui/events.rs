@@ -6,8 +6,8 @@ use lathe_protocol::PermissionMode;
 use std::time::{Duration, Instant};
 
 use lathe_protocol::{
-    AgentEvent, CompactionTrigger, FileRewind, ResultView, RewindAction, StopCause, ToolCall, ToolResult,
-    ToolStatus,
+    AgentEvent, CompactionTrigger, FileRewind, Receipt, ResultView, RewindAction, StopCause, ToolCall,
+    ToolResult, ToolStatus,
 };
 
 use super::cells::{self, CallState, NoticeKind};
@@ -55,6 +55,10 @@ impl UiState {
                 let rows = turns.iter().map(|t| TurnRow { turn: t.turn, prompt: t.prompt.clone() }).collect();
                 self.turns = turns;
                 self.open_turns(rows);
+            }
+            AgentEvent::CommandFinished { command, summary, output, exit_code, elapsed_ms } => {
+                let elapsed = Duration::from_millis(elapsed_ms);
+                self.command_finished(&command, &summary, output, exit_code, elapsed);
             }
             AgentEvent::Rewound { turn, prompt, files } => {
                 self.overlay = None;
@@ -263,4 +267,47 @@ fn rewound_text(cwd: &str, turn: u32, files: &[FileRewind]) -> String {
         text.push_str(&format!("\n{} {}", action_name(file.action), shown_path(cwd, &file.path)));
     }
     text
+}
+
+/// How the user's own commands are labelled in the transcript: like a call of the shell tool.
+const USER_COMMAND_LABEL: &str = "shell";
+
+impl UiState {
+    /// Shows a finished `!command` as a call of the shell tool would be, with its output and
+    /// status.
+    fn command_finished(
+        &mut self,
+        command: &str,
+        summary: &str,
+        output: String,
+        exit_code: Option<i32>,
+        elapsed: Duration,
+    ) {
+        self.shell = None;
+        let arguments = serde_json::json!({ "command": command });
+        let call = ToolCall {
+            id: "user-shell".into(),
+            name: USER_COMMAND_LABEL.into(),
+            arguments,
+            incomplete: None,
+        };
+        let mut text = output;
+        if !text.ends_with('\n') && !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&match exit_code {
+            Some(code) => format!("exit code: {code}"),
+            None => "killed".to_string(),
+        });
+        let failed = exit_code != Some(0);
+        let status = if exit_code.is_none() { ToolStatus::Interrupted } else { ToolStatus::Completed };
+        let mut result = ToolResult::text("user-shell", text, failed, status);
+        result.receipt = Some(Receipt { exit_code, ..Receipt::default() });
+        let width = self.width;
+        let state = CallState::Done { status, is_error: failed };
+        let mut rows = vec![cells::call_line(&call, summary, state, elapsed, width)];
+        rows.extend(cells::result_rows(&result, None, width));
+        rows.push(ratatui::text::Line::default());
+        self.push_rows(rows);
+    }
 }

@@ -20,7 +20,6 @@ mod input;
 mod keys;
 mod markdown;
 mod picker;
-mod shell;
 mod slash;
 mod state;
 mod stream;

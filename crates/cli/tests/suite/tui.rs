@@ -250,6 +250,53 @@ async fn ctrl_c_stops_a_running_command_and_the_next_prompt_is_answered() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bang_command_runs_beside_the_prompts_ctrl_c_kills_it_and_its_output_reaches_the_model() {
+    let setup = setup();
+    let server = scripted(json!([{"text": "First answer."}, {"text": "Second answer."}])).await;
+    let script = pane_script(&setup, &server, &[]);
+    let mark = setup.mark.clone();
+    let dir = setup.tmp.path().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let pane = Tmux::start(&dir, 100, 30, &script);
+        pane.wait_for("claude-sonnet-4-5", WAIT);
+        pane.type_text("!echo made-by-$((40+2))");
+        pane.keys(&["Enter"]);
+        pane.wait_for("made-by-42", WAIT);
+
+        pane.type_text("!sleep 30; echo never-printed");
+        pane.keys(&["Enter"]);
+        wait_until(WAIT, "the sleep process", || !marked_processes(&["sleep", "30"], &mark).is_empty());
+        // A prompt sent while the command runs is answered now.
+        pane.type_text("meanwhile?");
+        pane.keys(&["Enter"]);
+        pane.wait_for("First answer.", WAIT);
+        assert!(!marked_processes(&["sleep", "30"], &mark).is_empty(), "the command still runs");
+
+        pane.keys(&["C-c"]);
+        wait_until(WAIT, "the sleep to end", || marked_processes(&["sleep", "30"], &mark).is_empty());
+        let killed = pane.wait_for("└ killed", WAIT);
+        assert!(!killed.contains("└ never-printed"), "{killed}");
+        pane.type_text("and now?");
+        pane.keys(&["Enter"]);
+        pane.wait_for("Second answer.", WAIT);
+
+        pane.type_text("/quit");
+        pane.keys(&["Enter"]);
+        let after = pane.wait_for(SETTINGS_END, WAIT);
+        assert!(after.contains("lathe exited with status 0"), "{after}");
+    })
+    .await
+    .expect("scenario");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let first = requests[0].body["messages"].to_string();
+    assert!(first.contains("I ran a shell command myself") && first.contains("made-by-42"), "{first}");
+    assert!(first.contains("meanwhile?") && !first.contains("sleep 30"), "{first}");
+    let second = requests[1].body["messages"].to_string();
+    assert!(second.contains("`sleep 30; echo never-printed` (killed)"), "{second}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resume_without_an_id_picks_an_earlier_session_and_continues_it() {
     let setup = setup();
     let server = scripted(json!([{"text": "Noted: 42."}, {"text": "It was 42."}])).await;

@@ -30,6 +30,7 @@
 //! ```
 
 mod approver;
+mod command;
 mod config;
 mod error;
 mod extensions;

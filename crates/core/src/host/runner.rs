@@ -1,7 +1,10 @@
 //! The session task: takes ops one at a time and runs user turns. While a turn runs, `Cancel`,
-//! `Permission`, `SetMode` and `Quit` act at once; `UserInput`, `SetModel` and `ListTurns` wait
-//! for the turn's end, in order; `Rewind` is refused (the front end cancels first). When the session
-//! ends, SessionEnd hooks run and the MCP servers are stopped before the event stream closes.
+//! `Permission`, `SetMode`, `RunCommand` and `Quit` act at once; `UserInput`, `SetModel`,
+//! `ListTurns` and `Compact` wait for the turn's end, in order; `Rewind` is refused (the front end
+//! cancels first). A user's own command (`RunCommand`) runs beside all of that: its end is taken
+//! whenever it comes, and `Cancel` kills it when no turn runs. When the session ends, a running
+//! command is killed, SessionEnd hooks run and the MCP servers are stopped before the event stream
+//! closes.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -12,6 +15,7 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::approver::ChannelApprover;
+use super::command::UserCommands;
 use super::config::Config;
 use crate::Agent;
 use crate::commands::{self, ExpandContext};
@@ -39,6 +43,8 @@ pub(crate) struct Runner {
     skills: Arc<SkillSet>,
     gate: Arc<ToolGate>,
     mcp: lathe_mcp::McpServers,
+    /// The user's own commands.
+    commands: UserCommands,
 }
 
 impl Runner {
@@ -53,6 +59,7 @@ impl Runner {
     ) -> Runner {
         Runner {
             agent,
+            commands: UserCommands::new(config.workspace.clone(), Box::new(command_summary)),
             config,
             approver,
             modes,
@@ -77,15 +84,22 @@ impl Runner {
         loop {
             let op = match self.queued.pop_front() {
                 Some(op) => op,
-                None => match self.ops.recv().await {
-                    Some(op) => op,
-                    None => break,
+                None => tokio::select! {
+                    op = self.ops.recv() => match op {
+                        Some(op) => op,
+                        None => break,
+                    },
+                    () = self.commands.finished(&self.events) => continue,
                 },
             };
             if self.idle_op(op).await == Flow::Quit {
                 break;
             }
             self.agent.send_warnings(&self.events);
+        }
+        if self.commands.is_running() {
+            self.commands.kill();
+            self.commands.finished(&self.events).await;
         }
         self.agent.sync();
         self.agent.send_warnings(&self.events);
@@ -105,7 +119,7 @@ impl Runner {
             AgentOp::Permission { call_id, .. } => {
                 self.warn(format!("no permission request is waiting for call {call_id}"));
             }
-            AgentOp::Cancel => {}
+            AgentOp::Cancel => self.commands.kill(),
             AgentOp::SetMode { mode } => {
                 self.modes.send_replace(mode);
                 if self.agent.set_permission_mode(mode) {
@@ -136,6 +150,7 @@ impl Runner {
                     CompactOutcome::Exhausted(detail) => self.warn(format!("compact: {detail}")),
                 }
             }
+            AgentOp::RunCommand { command } => self.commands.start(command, &self.events),
             AgentOp::Quit => return Flow::Quit,
         }
         Flow::Continue
@@ -162,6 +177,7 @@ impl Runner {
     /// is expanded first ([`crate::commands`]), on the command's model when it names one, and with
     /// only the tools its `allowed-tools` names (when it names any) for that turn.
     async fn user_input(&mut self, mut content: Vec<Content>) -> Flow {
+        content.splice(0..0, self.commands.take_context());
         let command = match content.first() {
             Some(Content::Text { text }) if text.trim_start().starts_with('/') => text.clone(),
             _ => return self.turn(UserMessage { content, origin: UserOrigin::User }).await,
@@ -226,7 +242,7 @@ impl Runner {
         let cancel = CancellationToken::new();
         let mut flow = Flow::Continue;
         let mut ops_open = true;
-        let Runner { agent, approver, modes, events, ops, queued, gate, .. } = self;
+        let Runner { agent, approver, modes, events, ops, queued, gate, commands, .. } = self;
         let stop = |approver: &Option<Arc<ChannelApprover>>| {
             cancel.cancel();
             if let Some(approver) = approver {
@@ -238,6 +254,7 @@ impl Runner {
         loop {
             tokio::select! {
                 _ = &mut run => break,
+                () = commands.finished(events) => {}
                 op = ops.recv(), if ops_open => match op {
                     None => {
                         // The front end is gone: nobody will see the rest of this turn.
@@ -260,6 +277,7 @@ impl Runner {
                     Some(AgentOp::SetMode { mode }) => {
                         modes.send_replace(mode);
                     }
+                    Some(AgentOp::RunCommand { command }) => commands.start(command, events),
                     Some(AgentOp::Rewind { .. }) => {
                         let message = "rewind: a turn is running; cancel it first".to_string();
                         let _ = events.send(AgentEvent::Warning { message });
@@ -279,4 +297,10 @@ impl Runner {
         gate.clear();
         flow
     }
+}
+
+/// The one-line summary of a user's command: the shell tool's, so it reads like a call of it.
+fn command_summary(command: &str) -> String {
+    let arguments = serde_json::json!({ "command": command });
+    lathe_tools::DynTool::summary(&lathe_tools::builtin::Shell, &arguments)
 }

@@ -5,3 +5,4 @@ mod extensions;
 mod hooks;
 mod host;
 mod rewind;
+mod user_command;
