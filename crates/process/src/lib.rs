@@ -84,6 +84,44 @@ impl Group {
         let _ = leader.start_kill();
         let _ = tokio::time::timeout(grace, leader.wait()).await;
     }
+
+    /// The pids of the processes in the group now (from `/proc/<pid>/stat`, field 5 `pgrp`;
+    /// zombies left out). Empty where `/proc` cannot be read. A process that made a session or
+    /// group of its own (`setsid`, `setpgid`) has left the group and is not listed.
+    pub fn members(self) -> Vec<u32> {
+        let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+        let mut pids: Vec<u32> = entries
+            .flatten()
+            .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|pid| {
+                let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
+                // `pid (comm) state ppid pgrp …`: comm may hold spaces and parentheses.
+                let Some((_, rest)) = stat.rsplit_once(')') else { return false };
+                let mut fields = rest.split_whitespace();
+                let state = fields.next();
+                let pgrp = fields.nth(1).and_then(|field| field.parse::<i32>().ok());
+                state != Some("Z") && pgrp == Some(self.0)
+            })
+            .collect();
+        pids.sort_unstable();
+        pids
+    }
+
+    /// Ends what is left of the group after its leader exited: returns the pids that were still in
+    /// it, after SIGTERM, up to `grace` for them to go, then SIGKILL. Empty when nothing was left.
+    pub async fn end_rest(self, grace: Duration) -> Vec<u32> {
+        let left = self.members();
+        if left.is_empty() {
+            return left;
+        }
+        self.signal(SIGTERM);
+        let deadline = tokio::time::Instant::now() + grace;
+        while tokio::time::Instant::now() < deadline && !self.members().is_empty() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        self.signal(SIGKILL);
+        left
+    }
 }
 
 /// Kills a group (SIGKILL) when dropped, unless disarmed: what a started child leaves behind
@@ -155,6 +193,28 @@ mod tests {
         }
         assert!(!alive(background), "the background sleep {background} outlived its group");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test]
+    async fn what_a_group_leaves_behind_is_listed_and_ended() {
+        let mut command = Command::new("bash");
+        command.arg("-c").arg("sleep 30 >/dev/null 2>&1 & echo $!");
+        command.stdout(std::process::Stdio::piped());
+        new_session(&mut command);
+        let Ok(child) = command.spawn() else { panic!("bash starts") };
+        let Some(group) = Group::of(&child) else { panic!("the child leads a group") };
+        let Ok(output) = child.wait_with_output().await else { panic!("bash ends") };
+        let background: u32 = String::from_utf8_lossy(&output.stdout).trim().parse().unwrap_or(0);
+        assert_eq!(group.members(), vec![background]);
+        assert_eq!(group.end_rest(Duration::from_millis(500)).await, vec![background]);
+        for _ in 0..250 {
+            if group.members().is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(group.members(), Vec::<u32>::new(), "the background sleep outlived end_rest");
+        assert_eq!(group.end_rest(Duration::from_millis(10)).await, Vec::<u32>::new());
     }
 
     #[test]

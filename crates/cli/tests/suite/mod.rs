@@ -2,6 +2,7 @@ mod context;
 #[cfg(feature = "local")]
 mod context_local;
 mod extensions;
+mod faults_processes;
 mod faults_session;
 mod faults_stream;
 mod faults_tools;

@@ -42,7 +42,11 @@ pub struct Ran {
     pub stderr: String,
 }
 
-/// Runs `hook` with `input` on stdin.
+/// How long what a hook left running gets between SIGTERM and SIGKILL.
+const LEFT_RUNNING_GRACE: Duration = Duration::from_millis(200);
+
+/// Runs `hook` with `input` on stdin; when it exits, whatever it left running in its process
+/// group is stopped.
 pub async fn run(hook: &HookCommand, input: &[u8], project_dir: &Path, cancel: &CancellationToken) -> Ran {
     let ran = |ended: Ended, stdout: Vec<u8>, stderr: Vec<u8>| Ran {
         command: hook.command.clone(),
@@ -95,6 +99,12 @@ pub async fn run(hook: &HookCommand, input: &[u8], project_dir: &Path, cancel: &
             group.signal(lathe_process::SIGKILL);
         }
         let _ = child.wait().await;
+    } else if let Some(group) = group {
+        // Nothing a hook started outlives it: a background job it left is stopped now.
+        let left = group.end_rest(LEFT_RUNNING_GRACE).await;
+        if !left.is_empty() {
+            tracing::info!(hook = %hook.command, ?left, "stopped the processes a hook left running");
+        }
     }
     writer.abort();
     // Output pipes may be held open by a background grandchild; do not wait for them forever.

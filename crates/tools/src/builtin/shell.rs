@@ -14,7 +14,9 @@
 //!    [`ToolError::Cancelled`], a timeout returns the output so far with exit code 124 and a
 //!    "timed out after N ms" line (so the model sees where the command hung);
 //! 4. when bash has exited, read on until EOF; if background processes keep the pipe open for
-//!    more than [`EXIT_GRACE`], stop reading and say so;
+//!    more than [`EXIT_GRACE`], stop reading; then whatever is still in the group (a background
+//!    job) is stopped (TERM, [`KILL_GRACE`], KILL) and the result names its pids — nothing a call
+//!    starts outlives it (a process that left the group with `setsid` is not seen);
 //! 5. clean the output ([`clean_terminal`]), keep head + tail within
 //!    [`MAX_OUTPUT_CHARS`] (the whole output is spilled), and always append `exit code: N`,
 //!    explaining exit 1 of `grep`/`diff`/`test`. A non-zero exit is `is_error` (still `Ok`).
@@ -124,7 +126,10 @@ struct Finished {
     output: Capture,
     exit_code: i32,
     signal: Option<i32>,
-    left_running: bool,
+    /// Whether background processes held the output open past [`EXIT_GRACE`].
+    held_output: bool,
+    /// The pids of the processes still in the command's group when it ended (they were stopped).
+    left_running: Vec<u32>,
     /// `Some(limit)` when the timeout of `limit` ms stopped the command.
     timed_out_ms: Option<u64>,
 }
@@ -179,7 +184,8 @@ async fn run_command(
                     output,
                     exit_code: TIMEOUT_EXIT_CODE,
                     signal: None,
-                    left_running: false,
+                    held_output: false,
+                    left_running: Vec::new(),
                     timed_out_ms: Some(timeout_ms),
                 });
             }
@@ -199,13 +205,18 @@ async fn run_command(
             _ = tokio::time::sleep_until(grace_end), if exited_at.is_some() && !eof => break,
         }
     }
+    // Nothing the command started outlives the call: what is left of its group is stopped.
+    let left_running = match group {
+        Some(group) => group.end_rest(KILL_GRACE).await,
+        None => Vec::new(),
+    };
     guard.disarm();
     let Some(status) = status else {
         return Err(ToolError::Failed("shell: bash did not report an exit status".to_string()));
     };
     let signal = status.signal();
     let exit_code = status.code().unwrap_or_else(|| 128 + signal.unwrap_or(0));
-    Ok(Finished { output, exit_code, signal, left_running: !eof, timed_out_ms: None })
+    Ok(Finished { output, exit_code, signal, held_output: !eof, left_running, timed_out_ms: None })
 }
 
 /// Environment that keeps commands from waiting on a person: no credential or passphrase prompts
@@ -289,11 +300,16 @@ fn render(command: &str, run: Finished, spill_dir: &std::path::Path) -> ToolOutp
     if !text.ends_with('\n') {
         text.push('\n');
     }
-    if run.left_running {
-        text.push_str(
-            "[background processes still hold the output open and were left running; \
-             redirect their output to a file (cmd > log 2>&1 &)]\n",
-        );
+    if !run.left_running.is_empty() {
+        let pids: Vec<String> = run.left_running.iter().map(u32::to_string).collect();
+        let held = if run.held_output { ", holding the output open" } else { "" };
+        text.push_str(&format!(
+            "[left running when the command ended{held}, and stopped: pid {}; nothing a call starts \
+             outlives it, so start a server and what uses it in one command]\n",
+            pids.join(", ")
+        ));
+    } else if run.held_output {
+        text.push_str("[the output was held open after the command ended; the rest was not read]\n");
     }
     if let Some(limit) = run.timed_out_ms {
         text.push_str(&format!(

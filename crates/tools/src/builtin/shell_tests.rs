@@ -201,6 +201,29 @@ async fn background_jobs_holding_the_output_open_do_not_hang_the_call() {
 }
 
 #[tokio::test]
+async fn a_background_job_is_stopped_when_the_call_ends_and_its_pid_named() {
+    let ws = Workspace::new();
+    let out = shell(&ws, json!({"command": "sleep 30 >/dev/null 2>&1 & echo $! > bg.pid; echo started"}))
+        .await
+        .unwrap();
+    let text = out.text_content();
+    let pid = std::fs::read_to_string(ws.path("bg.pid")).unwrap().trim().to_string();
+    assert!(text.contains(&format!("and stopped: pid {pid};")), "{text}");
+    let alive = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            stat.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
+        })
+    };
+    for _ in 0..250 {
+        if !alive() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!alive(), "the background sleep {pid} outlived its call");
+}
+
+#[tokio::test]
 async fn runs_in_the_workspace_or_the_given_workdir_with_the_context_environment() {
     let mut ws = Workspace::new();
     ws.put("sub/marker", b"");

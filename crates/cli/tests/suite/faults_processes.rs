@@ -1,0 +1,66 @@
+//! Nothing a command started outlives it unannounced: a `shell` call's background job and a hook's
+//! are stopped when they end, through the real binary against `lathe-mock`.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::support::*;
+
+/// Waits up to 5 s for `pid` to be gone (its group was signalled; init reaps it soon after).
+fn gone_soon(pid: &str) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        if process_gone(pid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    process_gone(pid)
+}
+
+fn read_pid(path: &std::path::Path) -> String {
+    let pid = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    pid.trim().to_string()
+}
+
+#[tokio::test]
+async fn a_background_job_of_a_shell_call_is_stopped_when_the_call_ends_and_the_result_names_it() {
+    let env = env();
+    let server = scripted(json!([
+        call("c1", "shell", json!({"command": "sleep 30 >/dev/null 2>&1 & echo $! > bg.pid; echo started"})),
+        call("c2", "shell", json!({"command": "cat bg.pid"})),
+        {"text": "done"}
+    ]))
+    .await;
+    let out = output(lathe(&env, &server.url(), &["-p", "start it", "--yolo"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let pid = read_pid(&env.workspace.join("bg.pid"));
+    let seen = tool_result_text(&server.requests()[1].body);
+    assert!(
+        seen.contains(&format!("left running when the command ended, and stopped: pid {pid};")),
+        "{seen}"
+    );
+    assert!(gone_soon(&pid), "the background sleep {pid} outlived its call");
+}
+
+#[tokio::test]
+async fn a_hooks_background_job_is_stopped_when_the_hook_exits() {
+    let env = env();
+    let pid_file = env.root.join("hook.pid");
+    let hook = format!("(sleep 30 & echo $! > '{}'); exit 0", pid_file.display());
+    env.write_json(
+        "ws/.claude/settings.json",
+        &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": hook}]}]}}),
+    );
+    let server =
+        scripted(json!([call("c1", "shell", json!({"command": "echo ran"})), {"text": "done"}])).await;
+    let started = Instant::now();
+    let out = output(lathe(&env, &server.url(), &["-p", "run it", "--yolo"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(started.elapsed() < Duration::from_secs(20), "the hook's sleep held the run");
+    let pid = read_pid(&pid_file);
+    assert!(gone_soon(&pid), "the hook's background sleep {pid} outlived the hook");
+    let seen = tool_result_text(&server.requests()[1].body);
+    assert!(seen.contains("ran"), "the call ran after the hook: {seen}");
+}
