@@ -162,18 +162,14 @@ fn paths(cwd: &Path, typed: &str) -> Vec<Candidate> {
     };
     let base =
         if directory.starts_with('/') { Path::new(directory).to_path_buf() } else { cwd.join(directory) };
-    let Ok(entries) = std::fs::read_dir(&base) else { return Vec::new() };
-    let mut found: Vec<(bool, String)> = entries
-        .filter_map(Result::ok)
-        .filter_map(|entry| {
-            let name = entry.file_name().to_str()?.to_string();
-            let visible = !name.starts_with('.') || prefix.starts_with('.');
-            (visible && name != ".git" && name.starts_with(prefix))
-                .then(|| (entry.file_type().is_ok_and(|t| t.is_dir()), name))
-        })
+    // The walk rule of list_dir, glob and grep: ignored and hidden entries left out (hidden ones
+    // offered once a dot is typed), a link to a directory offered as a directory.
+    let found: Vec<(bool, String)> = lathe_core::host::dir_entries(&base, prefix.starts_with('.'))
+        .into_iter()
+        .filter(|entry| entry.name.starts_with(prefix))
         .take(MAX_ENTRIES)
+        .map(|entry| (entry.is_dir, entry.name))
         .collect();
-    found.sort_by(|a, b| a.1.cmp(&b.1));
     found
         .into_iter()
         .map(|(is_dir, name)| {

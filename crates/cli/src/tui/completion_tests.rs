@@ -93,3 +93,35 @@ fn session_commands_and_skills_complete_after_the_built_in_ones() {
     let completion = Completion::for_input(&input, Path::new("/"), &user);
     assert_eq!(completion.as_ref().map(labels), Some(vec!["/frontend:lint".to_string()]));
 }
+
+#[test]
+fn at_paths_follow_the_walk_rule_of_list_dir_ignored_left_out_and_links_to_directories_offered() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let put = |path: &str| {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap_or(dir.path())).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(path, "").unwrap_or_else(|e| panic!("{e}"));
+    };
+    put(".gitignore");
+    std::fs::write(dir.path().join(".gitignore"), "target/\n").unwrap_or_else(|e| panic!("{e}"));
+    put("src/lib.rs");
+    put("target/debug/out");
+    std::os::unix::fs::symlink(".", dir.path().join("self")).unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink("src/lib.rs", dir.path().join("lib-link.rs"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut input = InputEditor::default();
+    input.insert("@");
+    let completion = Completion::for_input(&input, dir.path(), &[]);
+    assert_eq!(
+        completion.as_ref().map(labels),
+        Some(vec!["lib-link.rs".to_string(), "self/".into(), "src/".into()])
+    );
+    // A directory that is named is listed even when ignored, as list_dir lists the path it is given.
+    input.insert("target/");
+    let completion = Completion::for_input(&input, dir.path(), &[]);
+    assert_eq!(completion.as_ref().map(labels), Some(vec!["target/debug/".to_string()]));
+    let mut input = InputEditor::default();
+    input.insert("@.git");
+    let completion = Completion::for_input(&input, dir.path(), &[]);
+    assert_eq!(completion.as_ref().map(labels), Some(vec![".gitignore".to_string()]));
+}

@@ -49,6 +49,7 @@ use tokio::sync::{mpsc, watch};
 pub use config::{Config, DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_MAX_TURNS, ResolvedProvider, default_provider};
 pub use error::StartError;
 pub use flags::{Flags, Interaction, SessionChoice};
+pub use lathe_tools::builtin::{DirEntryName, dir_entries};
 
 use crate::hooks::Hooks;
 use crate::session::SessionSummary;

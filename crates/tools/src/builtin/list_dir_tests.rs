@@ -69,3 +69,19 @@ async fn list_dir_of_a_file_or_missing_path_is_an_error() {
     let err = ws.fails("list_dir", json!({"path": "missing"})).await;
     assert!(err.contains("does not exist"), "{err}");
 }
+
+#[tokio::test]
+async fn links_to_the_directory_itself_or_an_ancestor_are_not_entered_at_any_depth() {
+    let ws = Workspace::new();
+    ws.put("a/b/file.txt", b"");
+    std::os::unix::fs::symlink(".", ws.path("a/self")).unwrap();
+    std::os::unix::fs::symlink("..", ws.path("a/b/up")).unwrap();
+    std::os::unix::fs::symlink(ws.path("a"), ws.path("a/b/abs")).unwrap();
+    for path in [".", "a", "a/self", "a/b/up"] {
+        let out = ws.ok("list_dir", json!({"path": path, "depth": 6})).await;
+        assert!(out.lines().count() < 12, "{path}: {out}");
+        assert_eq!(out.matches("file.txt").count(), 1, "{path}: {out}");
+        let entered = out.lines().skip(1).any(|line| line.ends_with("self/") || line.ends_with("up/"));
+        assert!(!entered, "{path}: {out}");
+    }
+}

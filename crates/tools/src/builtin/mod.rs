@@ -34,6 +34,7 @@ pub use list_dir::ListDir;
 pub use read::ReadFile;
 pub use shell::Shell;
 pub use todo::TodoWrite;
+pub use walk::{DirEntryName, dir_entries};
 pub use write::{CreateFile, WriteFile};
 
 /// The eight built-in tools, in the order their specs are sent.

@@ -16,6 +16,7 @@
 //!    target`), a link to a directory is listed but not entered (`list_dir` shows `name/ ->
 //!    target`; `glob` and `grep` say how many they did not enter). A `path` that is a link to a
 //!    directory is entered, since it was named.
+//!    `@path` completion in the terminal UI lists a directory by the same rules ([`dir_entries`]).
 //! 6. **What a deny rule forbids reading is never shown** (`Read(config/prod.key)` in any settings
 //!    file): the walk leaves it out and the result says which rule hid how many entries.
 
@@ -126,6 +127,37 @@ pub(crate) fn walker(
         }
     });
     (builder, denied)
+}
+
+/// One entry of [`dir_entries`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirEntryName {
+    /// The entry's file name.
+    pub name: String,
+    /// Whether it is a directory or a link to one (a link is entered only once it is named).
+    pub is_dir: bool,
+}
+
+/// The entries of `dir` as the rule above lists them, one level deep, sorted by name: ignored and
+/// hidden entries left out (hidden ones kept when `include_hidden`), `.git` never, a link to a
+/// directory listed as a directory but not entered. Used by `@path` completion in the front ends,
+/// so a completion offers what `list_dir` would show. Empty when `dir` cannot be read.
+pub fn dir_entries(dir: &Path, include_hidden: bool) -> Vec<DirEntryName> {
+    let hidden = if include_hidden { Hidden::Include } else { Hidden::Skip };
+    let (mut builder, _) = walker(dir, hidden, Ignored::Skip, None, "list_dir");
+    builder.max_depth(Some(1));
+    let mut entries: Vec<DirEntryName> = builder
+        .build()
+        .flatten()
+        .filter(|entry| entry.depth() == 1)
+        .filter_map(|entry| {
+            let name = entry.file_name().to_str()?.to_string();
+            let is_dir = matches!(Kind::of(&entry), Kind::Dir | Kind::LinkToDir(_));
+            Some(DirEntryName { name, is_dir })
+        })
+        .collect();
+    entries.sort_by(|a, b| a.name.cmp(&b.name));
+    entries
 }
 
 /// What a walked entry is, with symlinks resolved one step (rule 5).
