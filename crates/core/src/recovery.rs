@@ -46,6 +46,9 @@ pub fn prompt_unanswered(ledger: &[LedgerItem]) -> bool {
     false
 }
 
+/// What a run's message adds when the prompt it failed on is left out of the session.
+pub const PROMPT_LEFT_OUT: &str = ". The prompt was not kept in the session; send it again";
+
 /// The run's error message: the provider's error, then what to do about it.
 pub fn failure_message(error: &ProviderError, prompt_left_out: bool) -> String {
     let mut message = error.to_string();
@@ -56,7 +59,7 @@ pub fn failure_message(error: &ProviderError, prompt_left_out: bool) -> String {
         );
     }
     if prompt_left_out {
-        message.push_str(". The prompt was not kept in the session; send it again");
+        message.push_str(PROMPT_LEFT_OUT);
     }
     message
 }

@@ -90,6 +90,42 @@ async fn a_prompt_whose_request_failed_is_not_glued_to_the_next_one() {
 }
 
 #[tokio::test]
+async fn a_prompt_whose_request_failed_through_the_compaction_attempts_is_not_glued_to_the_next_one() {
+    for provider in PROTOCOLS {
+        let env = Env::new(FAST_RETRIES);
+        let too_long = json!({"error": {"status": 400, "message": "prompt is too long: 250000 tokens > 200000 maximum"}});
+        // After a first answer, every request (the summary requests of the compaction attempts
+        // too) is refused as too long.
+        let mut turns = vec![json!({"text": "first answer"})];
+        turns.extend(std::iter::repeat_n(too_long, 40));
+        let refusing = serve(json!({ "turns": turns })).await;
+        let first = output(env.run_against(&refusing, provider, "first task", &[])).await;
+        assert_eq!(first.status.code(), Some(0), "{provider}: {}", stderr(&first));
+        for prompt in ["retry 0", "retry 1"] {
+            let out = output(env.run_against(&refusing, provider, prompt, &["--continue"])).await;
+            assert_eq!(out.status.code(), Some(4), "{provider}: {}", stderr(&out));
+            assert!(stderr(&out).contains("not kept in the session"), "{provider}: {}", stderr(&out));
+        }
+        let answering = serve(json!({"turns": [{"text": "ok"}]})).await;
+        let last = output(env.run_against(&answering, provider, "retry 2", &["--continue"])).await;
+        assert_eq!(last.status.code(), Some(0), "{provider}: {}", stderr(&last));
+        let body = answering.requests().pop().expect("request").body;
+        let text = body.to_string();
+        assert!(text.contains("first task") && text.contains("first answer"), "{provider}: {text}");
+        for earlier in ["retry 0", "retry 1"] {
+            assert!(!text.contains(earlier), "{provider}: {earlier:?} was sent again: {text}");
+        }
+        let messages = body.get("messages").or_else(|| body.get("input")).and_then(Value::as_array);
+        let last_message =
+            messages.and_then(|messages| messages.last()).map(Value::to_string).unwrap_or_default();
+        assert!(
+            last_message.contains("retry 2") && !last_message.contains("first"),
+            "{provider}: {last_message}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn an_open_pipe_that_is_never_written_is_not_waited_on() {
     let env = Env::new(FAST_RETRIES);
     let server = serve(json!({"turns": [{"text": "hi there"}]})).await;

@@ -33,7 +33,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use lathe_policy::{PermissionMode, Policy};
-use lathe_protocol::{AgentEvent, ContextUsage, LedgerItem, RunStats, StopCause, SystemBlock, UserMessage};
+use lathe_protocol::{
+    AgentEvent, ContextUsage, LedgerItem, Meta, RunStats, StopCause, SystemBlock, UserMessage,
+};
 use lathe_provider::Provider;
 use lathe_tools::{ToolContext, ToolRegistry};
 use tokio::sync::{mpsc, watch};
@@ -51,6 +53,7 @@ use crate::exec::Approver;
 use crate::history::FileHistory;
 use crate::hooks::Hooks;
 use crate::instructions::RuleSet;
+use crate::recovery;
 use crate::requester::Requester;
 use crate::session::SessionWriter;
 use crate::subagent::usage::UsageMeter;
@@ -243,7 +246,10 @@ impl Agent {
         self.send_warnings(events);
         let cause = match refused.clone() {
             Some(refusal) => refusal,
-            None => self.turn_loop(events, cancel).await,
+            None => {
+                let cause = self.turn_loop(events, cancel).await;
+                self.unanswered_prompt_left_out(cause)
+            }
         };
         self.repair_pairing("the run ended before this call completed");
         self.sync();
@@ -254,5 +260,42 @@ impl Agent {
             if refused.is_some() { String::new() } else { self.transcript.last_assistant_text() };
         let _ = events.send(AgentEvent::Finished { cause: cause.clone(), stats: run_stats, final_text });
         cause
+    }
+
+    /// A run that ended on a failure before anything answered its prompt (a request that failed,
+    /// the context that could not be fitted or compacted, a budget spent) leaves the prompt out of
+    /// later requests, whichever path the failure took: a [`Meta::RequestFailed`] mark follows it
+    /// (unless the failed request already put one), and the cause says so.
+    fn unanswered_prompt_left_out(&mut self, cause: StopCause) -> StopCause {
+        let (kind, message) = match &cause {
+            StopCause::Error { kind, message } => (kind.clone(), message.clone()),
+            StopCause::ContextExhausted { detail } => ("context_window_exceeded".to_string(), detail.clone()),
+            StopCause::Budget { detail } => ("budget".to_string(), detail.clone()),
+            _ => return cause,
+        };
+        let items = self.transcript.items();
+        if !recovery::prompt_unanswered(items) {
+            return cause;
+        }
+        let marked = items
+            .iter()
+            .rev()
+            .take_while(|item| !matches!(item, LedgerItem::User(_)))
+            .any(|item| matches!(item, LedgerItem::Meta(Meta::RequestFailed { .. })));
+        if marked {
+            return cause;
+        }
+        self.append(LedgerItem::Meta(Meta::RequestFailed { kind, message }));
+        let note = recovery::PROMPT_LEFT_OUT;
+        match cause {
+            StopCause::Error { kind, message } => {
+                StopCause::Error { kind, message: format!("{message}{note}") }
+            }
+            StopCause::ContextExhausted { detail } => {
+                StopCause::ContextExhausted { detail: format!("{detail}{note}") }
+            }
+            StopCause::Budget { detail } => StopCause::Budget { detail: format!("{detail}{note}") },
+            other => other,
+        }
     }
 }
