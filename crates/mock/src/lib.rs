@@ -97,7 +97,7 @@ pub use script::{
     SideReply,
 };
 pub use server::MockServer;
-pub use window::{BYTES_PER_TOKEN, input_tokens};
+pub use window::{BYTES_PER_TOKEN, input_tokens, pairing_violation};
 
 /// What the server serves; chosen once at start.
 #[derive(Debug, Clone)]

@@ -75,6 +75,12 @@ pub fn pairing_error(protocol: Protocol, body: &Value) -> Option<ErrorReply> {
     crate::replay::pairing(protocol, &conversation).map(|error| error.into_error_reply(protocol))
 }
 
+/// The provider's words for the first pairing violation of `body` (a request for `protocol`), if
+/// any: what [`pairing_error`] answers, for tests that check a request without serving it.
+pub fn pairing_violation(protocol: Protocol, body: &Value) -> Option<String> {
+    pairing_error(protocol, body).map(|reply| reply.message)
+}
+
 /// The side reply whose trigger occurs in the last user-side message of `body`, if any.
 pub fn side_reply<'a>(protocol: Protocol, body: &Value, replies: &'a [SideReply]) -> Option<&'a SideReply> {
     if replies.is_empty() {

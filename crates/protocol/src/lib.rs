@@ -25,6 +25,7 @@ pub mod event;
 pub mod extensions;
 pub mod ledger;
 pub mod mode;
+pub mod pairing;
 pub mod preview;
 pub mod request;
 pub mod tool_names;

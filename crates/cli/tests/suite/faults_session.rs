@@ -125,6 +125,70 @@ async fn a_prompt_whose_request_failed_through_the_compaction_attempts_is_not_gl
     }
 }
 
+/// The session files under `home`.
+fn session_files(home: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for project in std::fs::read_dir(home.join("sessions")).into_iter().flatten().flatten() {
+        for file in std::fs::read_dir(project.path()).into_iter().flatten().flatten() {
+            files.push(file.path());
+        }
+    }
+    files
+}
+
+#[tokio::test]
+async fn a_lost_line_between_a_call_and_the_next_answer_is_repaired_where_it_sits_on_resume() {
+    for provider in PROTOCOLS {
+        for lost in ["tool_result", "user"] {
+            let env = Env::new(FAST_RETRIES);
+            env.put("notes.txt", "a note\n");
+            let first = serve(json!({"turns": [
+                {"tool_calls": [read_call("c1", "notes.txt")]},
+                {"text": "read it"},
+                {"text": "second answer"}
+            ]}))
+            .await;
+            let out = output(env.run_against(&first, provider, "read notes.txt", &[])).await;
+            assert_eq!(out.status.code(), Some(0), "{provider}: {}", stderr(&out));
+            let out = output(env.run_against(&first, provider, "and again", &["--continue"])).await;
+            assert_eq!(out.status.code(), Some(0), "{provider}: {}", stderr(&out));
+            // The line of the call's result (or of the second prompt) is cut in half.
+            let files = session_files(&env.home);
+            assert_eq!(files.len(), 1, "{files:?}");
+            let text = std::fs::read_to_string(&files[0]).expect("session");
+            let cut: Vec<String> = text
+                .lines()
+                .map(|line| {
+                    let value: Value = serde_json::from_str(line).unwrap_or_default();
+                    let hit = match lost {
+                        "tool_result" => value["type"] == "tool_result",
+                        _ => value["type"] == "user" && line.contains("and again"),
+                    };
+                    if hit { line[..line.len() / 2].to_string() } else { line.to_string() }
+                })
+                .collect();
+            std::fs::write(&files[0], cut.join("\n") + "\n").expect("write");
+
+            let strict =
+                serve(json!({"check_pairing": true, "turns": [{"text": "fine"}, {"text": "still fine"}]}))
+                    .await;
+            for prompt in ["after the loss", "once more"] {
+                let out = output(env.run_against(&strict, provider, prompt, &["--continue"])).await;
+                assert_eq!(out.status.code(), Some(0), "{provider}/{lost}: {}", stderr(&out));
+            }
+            let statuses: Vec<u16> = strict.requests().iter().map(|r| r.status).collect();
+            assert_eq!(statuses, vec![200, 200], "{provider}/{lost}: {}", strict.requests()[0].body);
+            let body = strict.requests()[0].body.to_string();
+            assert!(body.contains("read it") && body.contains("after the loss"), "{provider}/{lost}: {body}");
+            let note = match lost {
+                "tool_result" => "the result of this call was lost",
+                _ => "a message of this conversation was lost here",
+            };
+            assert!(body.contains(note), "{provider}/{lost}: {body}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn an_open_pipe_that_is_never_written_is_not_waited_on() {
     let env = Env::new(FAST_RETRIES);

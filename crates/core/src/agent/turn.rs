@@ -4,7 +4,7 @@
 
 use lathe_protocol::{
     AgentEvent, AssistantMessage, Content, LedgerItem, ProviderError, StopCause, StopReason, ToolCall,
-    UserMessage, conversation,
+    UserMessage, conversation, pairing,
 };
 use tokio::sync::{Mutex, mpsc};
 use tokio_util::sync::CancellationToken;
@@ -136,7 +136,7 @@ impl Agent {
     ) -> (Option<AssistantMessage>, Option<ProviderError>) {
         let request = self.requester.turn_request(
             &self.system,
-            self.context.messages(self.transcript.items()),
+            pairing::paired(self.context.messages(self.transcript.items())),
             self.tools.specs(),
             self.context.budget().output_reserve as u32,
         );

@@ -200,7 +200,7 @@ pub fn summary_request(
     ModelRequest {
         model: model.to_string(),
         system: system.to_vec(),
-        messages,
+        messages: lathe_protocol::pairing::paired(messages),
         tools,
         max_output_tokens: budget.summary_output as u32,
         temperature: None,

@@ -1,6 +1,7 @@
 //! Reading a session file back: every line that parses, in order, with a warning for each line that
 //! does not (a torn write after a crash, NUL bytes left by a filesystem, invalid UTF-8, a cut JSON
-//! object). Rewinds recorded in the file are applied, so the items are the conversation as it was
+//! object). A line whose only fault is NUL bytes or invalid UTF-8 is read with them left out; a
+//! line lost for good is repaired around when a request is built (`lathe_protocol::pairing`). Rewinds recorded in the file are applied, so the items are the conversation as it was
 //! when the file was last written.
 
 use std::path::{Path, PathBuf};
@@ -35,7 +36,13 @@ pub fn load(path: &Path) -> Result<LoadedSession, SessionError> {
         }
         match parse_line(line) {
             Ok(item) => items.push(item),
-            Err(problem) => warnings.push(format!("line {}: {problem}; skipped", index + 1)),
+            Err(problem) => match salvage(line) {
+                Some(item) => {
+                    warnings.push(format!("line {}: {problem}; read with the bad bytes left out", index + 1));
+                    items.push(item);
+                }
+                None => warnings.push(format!("line {}: {problem}; skipped", index + 1)),
+            },
         }
     }
     let incomplete = items.iter().any(|item| matches!(item, LedgerItem::Meta(Meta::Incomplete { .. })));
@@ -50,6 +57,13 @@ fn parse_line(line: &[u8]) -> Result<LedgerItem, String> {
     let text = std::str::from_utf8(line)
         .map_err(|error| format!("not valid UTF-8 (at byte {})", error.valid_up_to()))?;
     serde_json::from_str(text).map_err(|error| format!("torn or corrupt JSON ({error})"))
+}
+
+/// What a line that does not parse as it stands still holds: the line with its NUL bytes dropped
+/// and invalid UTF-8 replaced (U+FFFD), when that parses. A cut JSON object holds nothing.
+fn salvage(line: &[u8]) -> Option<LedgerItem> {
+    let kept: Vec<u8> = line.iter().copied().filter(|byte| *byte != 0).collect();
+    serde_json::from_str(&String::from_utf8_lossy(&kept)).ok()
 }
 
 /// The most recently modified session file in `dir`.

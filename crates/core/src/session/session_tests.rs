@@ -99,3 +99,20 @@ fn a_failed_append_keeps_every_earlier_line_and_marks_the_file_incomplete() {
     assert!(loaded.incomplete);
     assert_eq!(loaded.items.len(), 2);
 }
+
+#[test]
+fn a_line_whose_only_fault_is_a_bad_byte_inside_a_string_is_read_with_the_byte_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let mut line = serde_json::to_vec(&LedgerItem::User(UserMessage::text("keep this text"))).unwrap();
+    let at = line.windows(4).position(|w| w == b"this").unwrap();
+    line.insert(at, 0xff);
+    line.insert(at, 0);
+    line.push(b'\n');
+    std::fs::write(&path, line).unwrap();
+    let loaded = load(&path).unwrap();
+    assert_eq!(loaded.items.len(), 1, "{:?}", loaded.warnings);
+    let LedgerItem::User(message) = &loaded.items[0] else { panic!("{:?}", loaded.items) };
+    assert_eq!(message.text_content(), "keep \u{fffd}this text");
+    assert!(loaded.warnings[0].starts_with("line 1: ") && loaded.warnings[0].contains("bad bytes left out"));
+}

@@ -3,6 +3,7 @@
 mod bad_input;
 mod conformance;
 mod encoding;
+mod pairing;
 mod retry;
 mod split;
 mod support;
