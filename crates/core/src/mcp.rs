@@ -115,6 +115,11 @@ impl DynTool for McpToolAdapter {
         }
     }
 
+    /// No preconditions of its own beyond its arguments.
+    fn precheck(&self, _args: &Value, _ctx: &ToolContext) -> Result<(), ToolError> {
+        Ok(())
+    }
+
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             match self.0.call(args, &ctx.cancel).await {

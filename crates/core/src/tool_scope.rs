@@ -122,6 +122,10 @@ impl DynTool for ScopedTool {
         self.inner.preview(args, ctx)
     }
 
+    fn precheck(&self, args: &Value, ctx: &ToolContext) -> Result<(), ToolError> {
+        self.inner.precheck(args, ctx)
+    }
+
     fn access(&self, args: &Value, ctx: &ToolContext) -> Result<Access, ToolError> {
         self.checked(args, ctx)
     }

@@ -145,6 +145,15 @@ pub trait Tool: Send + Sync + 'static {
         let _ = (args, ctx);
         None
     }
+    /// The tool's own preconditions, checked before anyone is asked to approve the call (a file
+    /// read in this session and unchanged on disk since, `old_string` found exactly once): an
+    /// `Err` answers the call at once with the error its run would give, and nobody is asked.
+    /// Called after the arguments validated; reads at most what the call itself would read and
+    /// changes nothing. The default checks nothing.
+    fn precheck(&self, args: &Self::Args, ctx: &ToolContext) -> Result<(), ToolError> {
+        let _ = (args, ctx);
+        Ok(())
+    }
     /// Runs one call. Must watch `ctx.cancel` and return [`ToolError::Cancelled`] promptly.
     fn run(
         &self,
@@ -173,6 +182,10 @@ pub trait DynTool: Send + Sync {
         let _ = (args, ctx);
         None
     }
+    /// The tool's own preconditions ([`Tool::precheck`]) for `args` that validated; `Ok` when
+    /// the tool has none. No default: a wrapper must forward it, or its calls would be put to the
+    /// user before failing.
+    fn precheck(&self, args: &Value, ctx: &ToolContext) -> Result<(), ToolError>;
     /// Validates `args` against the schema (jsonschema) — on failure
     /// [`ToolError::InvalidArguments`] with the schema error, and nothing runs — then deserialises
     /// and runs.
@@ -208,6 +221,11 @@ impl<T: Tool> DynTool for T {
     fn preview(&self, args: &Value, ctx: &ToolContext) -> Option<ToolPreview> {
         let typed = typed_args::<T>(Tool::name(self), args.clone()).ok()?;
         Tool::preview(self, &typed, ctx)
+    }
+
+    fn precheck(&self, args: &Value, ctx: &ToolContext) -> Result<(), ToolError> {
+        let typed = typed_args::<T>(Tool::name(self), args.clone())?;
+        Tool::precheck(self, &typed, ctx)
     }
 
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {

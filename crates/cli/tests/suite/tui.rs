@@ -190,6 +190,7 @@ async fn an_edit_asks_with_the_diff_of_the_file_on_disk() {
             assert!(shown.contains(row), "`{row}` in the dialog:\n{shown}");
         }
         assert!(!shown.contains("\"old_string\""), "the arguments are not shown as JSON:\n{shown}");
+        assert!(!shown.contains("No newline at end of file"), "the file's own diff:\n{shown}");
         let unchanged = std::fs::read_to_string(workspace.join("src/lib.rs")).unwrap_or_default();
         assert!(unchanged.contains("a + b"), "nothing is written before the answer");
 
@@ -203,6 +204,44 @@ async fn an_edit_asks_with_the_diff_of_the_file_on_disk() {
     })
     .await
     .expect("scenario");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_that_would_fail_its_own_checks_is_answered_at_once_without_a_dialog() {
+    let setup = setup();
+    std::fs::write(setup.workspace.join("app.py"), "print('hi')\n").expect("app.py");
+    std::fs::write(setup.workspace.join("seen.py"), "x = 1\n").expect("seen.py");
+    let edit = |id: &str, path: &str, old: &str| json!({"id": id, "name": "edit_file", "arguments": {"path": path, "old_string": old, "new_string": "changed"}});
+    let server = scripted(json!([
+        // Never read in this session.
+        {"tool_calls": [edit("call_unread", "app.py", "print('hi')")]},
+        // Read, but old_string is not in it.
+        {"tool_calls": [{"id": "call_read", "name": "read_file", "arguments": {"path": "seen.py"}}]},
+        {"tool_calls": [edit("call_missing", "seen.py", "y = 2")]},
+        {"text": "Gave up."}
+    ]))
+    .await;
+    let script = pane_script(&setup, &server, &[]);
+    let dir = setup.tmp.path().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let pane = Tmux::start(&dir, 100, 30, &script);
+        pane.wait_for("claude-sonnet-4-5 · default", WAIT);
+        pane.type_text("edit them");
+        pane.keys(&["Enter"]);
+        let shown = pane.wait_for("Gave up.", WAIT);
+        assert!(!shown.contains("Edit this file?"), "{shown}");
+        pane.type_text("/quit");
+        pane.keys(&["Enter"]);
+        pane.wait_for(SETTINGS_END, WAIT);
+    })
+    .await
+    .expect("scenario");
+    assert_eq!(std::fs::read_to_string(setup.workspace.join("app.py")).unwrap_or_default(), "print('hi')\n");
+    let requests = server.requests();
+    let unread = requests[1].body["messages"].to_string();
+    assert!(unread.contains("has not been read in this session"), "{unread}");
+    let missing = requests[3].body["messages"].to_string();
+    assert!(missing.contains("old_string was not found in seen.py"), "{missing}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -5,8 +5,9 @@
 //!
 //! Order, and why: a response cut short runs none of its calls ([`CutShort`]); arguments that did
 //! not arrive whole are not guessed at ([`Complete`]); an unknown tool has nothing to judge
-//! ([`Known`]); the tool reads its arguments — validation, its own preconditions, a skill's or a
-//! sub-agent's tool scope — and says what the call touches ([`Arguments`]); PreToolUse hooks run
+//! ([`Known`]); the tool reads its arguments — validation, a skill's or a sub-agent's tool scope,
+//! its own preconditions (read before edit, unchanged on disk, `old_string` found) — and says what
+//! the call touches ([`Arguments`]); PreToolUse hooks run
 //! on a valid call only, and their block binds in every mode ([`PreToolUse`]); last the
 //! permission decision, with the hook's allow or ask folded in, an `ask` put to the user or,
 //! headless, denied ([`Permission`]). The call guard (too many calls in one response, repeats)
@@ -217,7 +218,8 @@ impl Inspector for Known {
 }
 
 /// The tool reads the arguments: invalid ones fail, a scope that does not grant the call denies it,
-/// and a valid call says what it touches.
+/// a valid call says what it touches, and a call its tool's own preconditions refuse
+/// ([`DynTool::precheck`]: a file not read, changed on disk, `old_string` not found) fails.
 pub(crate) struct Arguments;
 
 impl Inspector for Arguments {
@@ -231,7 +233,11 @@ impl Inspector for Arguments {
             match tool.access(&call.call.arguments, env.tool_ctx()) {
                 Ok(access) => {
                     call.access = Some(access);
-                    Ok(())
+                    // The tool's own preconditions: a call that would fail is answered now,
+                    // before a hook or the user is asked about it.
+                    tool.precheck(&call.call.arguments, env.tool_ctx()).map_err(|error| {
+                        Refused::failed("not run: its own precondition failed", error.to_string())
+                    })
                 }
                 Err(ToolError::Refused(reason)) => {
                     Err(Refused::denied(format!("deny ({reason})"), format!("error: {reason}")))

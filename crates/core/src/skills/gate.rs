@@ -119,6 +119,10 @@ impl DynTool for GatedTool {
         self.inner.preview(args, ctx)
     }
 
+    fn precheck(&self, args: &Value, ctx: &ToolContext) -> Result<(), ToolError> {
+        self.inner.precheck(args, ctx)
+    }
+
     /// Refuses (before any permission decision) while the gate leaves the tool, or this call of
     /// it, out.
     fn access(&self, args: &Value, ctx: &ToolContext) -> Result<Access, ToolError> {

@@ -119,6 +119,11 @@ impl DynTool for SkillTool {
         Ok(Access::Undeclared { read_only: true })
     }
 
+    /// No preconditions of its own beyond its arguments.
+    fn precheck(&self, _args: &Value, _ctx: &ToolContext) -> Result<(), ToolError> {
+        Ok(())
+    }
+
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             validate_args("skill", &self.schema, &args)?;

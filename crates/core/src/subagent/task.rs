@@ -294,6 +294,11 @@ impl DynTool for TaskTool {
         Ok(Access::Undeclared { read_only: true })
     }
 
+    /// No preconditions of its own beyond its arguments.
+    fn precheck(&self, _args: &Value, _ctx: &ToolContext) -> Result<(), ToolError> {
+        Ok(())
+    }
+
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(self.run(args, ctx))
     }

@@ -260,6 +260,7 @@ async fn a_hook_input_carries_the_permission_mode_in_force_after_a_mode_change()
 #[tokio::test]
 async fn a_permission_request_carries_the_tools_preview_and_the_call_its_summary() {
     let env = setup(json!([
+        {"tool_calls": [call("r1", "read_file", json!({"path": "src/lib.rs"}))]},
         {"tool_calls": [call("e1", "edit_file", json!({"path": "src/lib.rs", "old_string": "a + b", "new_string": "b + a"}))]},
         {"text": "after cancel"}
     ]))
@@ -270,7 +271,7 @@ async fn a_permission_request_carries_the_tools_preview_and_the_call_its_summary
     let mut session = env.start("default", SessionChoice::New, Interaction::Interactive).await;
     say(&session, "swap them");
     let events = until(&mut session, |event| matches!(event, AgentEvent::PermissionRequest { .. })).await;
-    let started = events.iter().find_map(|event| {
+    let started = events.iter().rev().find_map(|event| {
         if let AgentEvent::ToolCallStarted { summary, .. } = event { Some(summary.as_str()) } else { None }
     });
     assert_eq!(started, Some("src/lib.rs"));

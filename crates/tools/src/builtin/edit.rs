@@ -73,24 +73,90 @@ impl Tool for EditFile {
         Access::Write(vec![ctx.resolve(&args.path)])
     }
 
-    /// The diff of the file on disk to the file with the replacement made (the first occurrence
-    /// unless `replace_all`; before the clean-ups `run` may apply to `new_string`). `None` when the
-    /// file is missing or not text, or `old_string` is not in it: the call would fail.
+    /// The diff of the file on disk to the file as the call would write it. `None` when the call
+    /// would fail ([`Tool::precheck`] refuses it) or the file is too large to preview.
     fn preview(&self, args: &EditArgs, ctx: &ToolContext) -> Option<ToolPreview> {
-        if args.old_string.is_empty() {
+        let planned = self.plan_edit(args, ctx).ok()?;
+        if planned.decoded.text.len() as u64 > super::preview::MAX_PREVIEW_BYTES {
             return None;
         }
-        let old = super::preview::current_text(&ctx.resolve(&args.path))??;
-        let plan = plan_replacement(&old, &args.old_string, &args.new_string).ok()?;
-        let new = if args.replace_all.unwrap_or(false) {
-            old.replace(&plan.old, &plan.new)
-        } else {
-            old.replacen(&plan.old, &plan.new, 1)
-        };
-        Some(super::preview::diff(ctx, &args.path, &old, &new, FileChange::Edit))
+        Some(super::preview::diff(
+            ctx,
+            &args.path,
+            &planned.decoded.text,
+            &planned.new_text,
+            FileChange::Edit,
+        ))
+    }
+
+    /// Every refusal of [`Tool::run`] but the strict profile's parse check.
+    fn precheck(&self, args: &EditArgs, ctx: &ToolContext) -> Result<(), ToolError> {
+        self.plan_edit(args, ctx).map(|_| ())
     }
 
     async fn run(&self, args: EditArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let Planned { path, shown, decoded, plan, lines, new_text, trimmed } = self.plan_edit(&args, ctx)?;
+        // Where the replacement starts: the text before it is unchanged.
+        let edited_at = decoded.text.find(&plan.old).unwrap_or(0);
+        let (checked, before, after) = (path.clone(), decoded.text.clone(), new_text.clone());
+        let broken =
+            blocking(ctx, move || crate::syntax::broken_by_edit(&checked, &before, &after, edited_at))
+                .await?;
+        if let (Some((language, error)), true) = (&broken, self.strict) {
+            return Err(ToolError::Failed(format!(
+                "edit_file: {shown} was left unchanged: after this edit it would not parse as {} ({error}). \
+                 new_string must be whole lines with the file's indentation.",
+                language.name()
+            )));
+        }
+        let new_bytes = encode(&new_text, decoded.encoding)
+            .map_err(|e| ToolError::Failed(format!("edit_file: {shown} was left unchanged: {e}")))?;
+        let target = path.clone();
+        let to_write = new_bytes.clone();
+        blocking(ctx, move || std::fs::write(&target, &to_write))
+            .await?
+            .map_err(|e| ToolError::Failed(format!("edit_file: cannot write {shown}: {}", io_reason(&e))))?;
+        let mtime = tokio::fs::metadata(&path).await.ok().and_then(|m| m.modified().ok());
+        ctx.files.record(&path, &new_bytes, mtime);
+        let diff = unified_diff(&decoded.text, &new_text, &shown, MAX_DIFF_CHARS);
+        let what = if lines.len() == 1 {
+            "1 occurrence".to_string()
+        } else {
+            format!("{} occurrences", lines.len())
+        };
+        let mut text = format!("Edited {shown}: replaced {what}.\n{diff}");
+        let view = ResultView::Diff { path: shown.clone(), unified: diff };
+        if let Some(note) = trimmed {
+            text.push_str(&format!("\n{note}"));
+        }
+        if let Some((language, error)) = broken {
+            text.push_str(&format!(
+                "\nWarning: {shown} no longer parses as {} ({error}); it did before this edit.",
+                language.name()
+            ));
+        }
+        let leftovers = super::edit_hint::leftover_names(&plan.old, &plan.new, &new_text);
+        if let Some(note) = super::edit_hint::leftover_note(&leftovers, &new_text) {
+            text.push_str(&format!("\n{note}"));
+        }
+        for name in leftovers {
+            ctx.files.note_leftover(crate::files::LeftoverName {
+                path: path.clone(),
+                shown: shown.clone(),
+                name: name.to_string(),
+                edit: (plan.old.clone(), plan.new.clone()),
+            });
+        }
+        Ok(ToolOutput { view: Some(view), ..ToolOutput::text(text) })
+    }
+}
+
+impl EditFile {
+    /// The edit checked against the file on disk, up to the text it would write: every refusal
+    /// of the call but the strict profile's parse check. Shared by [`Tool::precheck`] (before the
+    /// user is asked), [`Tool::preview`] (the diff shown is the one the call would make) and
+    /// [`Tool::run`].
+    fn plan_edit(&self, args: &EditArgs, ctx: &ToolContext) -> Result<Planned, ToolError> {
         let path = ctx.resolve(&args.path);
         let shown = ctx.display_path(&path);
         if args.old_string.is_empty() {
@@ -105,7 +171,7 @@ impl Tool for EditFile {
                     .to_string(),
             ));
         }
-        let meta = tokio::fs::metadata(&path).await.map_err(|e| {
+        let meta = std::fs::metadata(&path).map_err(|e| {
             ToolError::Failed(match e.kind() {
                 std::io::ErrorKind::NotFound => {
                     format!("edit_file: {shown} does not exist; create it with write_file")
@@ -116,9 +182,7 @@ impl Tool for EditFile {
         if meta.is_dir() {
             return Err(ToolError::Failed(format!("edit_file: {shown} is a directory")));
         }
-        let p = path.clone();
-        let (bytes, cut) = blocking(ctx, move || read_limited(&p, MAX_READ_BYTES))
-            .await?
+        let (bytes, cut) = read_limited(&path, MAX_READ_BYTES)
             .map_err(|e| ToolError::Failed(format!("edit_file: cannot read {shown}: {}", io_reason(&e))))?;
         if cut {
             return Err(ToolError::Failed(format!(
@@ -208,59 +272,21 @@ impl Tool for EditFile {
                 super::edit_hint::listed_lines(&uses)
             )));
         }
-        // Where the replacement starts: the text before it is unchanged.
-        let edited_at = decoded.text.find(&plan.old).unwrap_or(0);
-        let (checked, before, after) = (path.clone(), decoded.text.clone(), new_text.clone());
-        let broken =
-            blocking(ctx, move || crate::syntax::broken_by_edit(&checked, &before, &after, edited_at))
-                .await?;
-        if let (Some((language, error)), true) = (&broken, self.strict) {
-            return Err(ToolError::Failed(format!(
-                "edit_file: {shown} was left unchanged: after this edit it would not parse as {} ({error}). \
-                 new_string must be whole lines with the file's indentation.",
-                language.name()
-            )));
-        }
-        let new_bytes = encode(&new_text, decoded.encoding)
-            .map_err(|e| ToolError::Failed(format!("edit_file: {shown} was left unchanged: {e}")))?;
-        let target = path.clone();
-        let to_write = new_bytes.clone();
-        blocking(ctx, move || std::fs::write(&target, &to_write))
-            .await?
-            .map_err(|e| ToolError::Failed(format!("edit_file: cannot write {shown}: {}", io_reason(&e))))?;
-        let mtime = tokio::fs::metadata(&path).await.ok().and_then(|m| m.modified().ok());
-        ctx.files.record(&path, &new_bytes, mtime);
-        let diff = unified_diff(&decoded.text, &new_text, &shown, MAX_DIFF_CHARS);
-        let what = if lines.len() == 1 {
-            "1 occurrence".to_string()
-        } else {
-            format!("{} occurrences", lines.len())
-        };
-        let mut text = format!("Edited {shown}: replaced {what}.\n{diff}");
-        let view = ResultView::Diff { path: shown.clone(), unified: diff };
-        if let Some(note) = trimmed {
-            text.push_str(&format!("\n{note}"));
-        }
-        if let Some((language, error)) = broken {
-            text.push_str(&format!(
-                "\nWarning: {shown} no longer parses as {} ({error}); it did before this edit.",
-                language.name()
-            ));
-        }
-        let leftovers = super::edit_hint::leftover_names(&plan.old, &plan.new, &new_text);
-        if let Some(note) = super::edit_hint::leftover_note(&leftovers, &new_text) {
-            text.push_str(&format!("\n{note}"));
-        }
-        for name in leftovers {
-            ctx.files.note_leftover(crate::files::LeftoverName {
-                path: path.clone(),
-                shown: shown.clone(),
-                name: name.to_string(),
-                edit: (plan.old.clone(), plan.new.clone()),
-            });
-        }
-        Ok(ToolOutput { view: Some(view), ..ToolOutput::text(text) })
+        Ok(Planned { path, shown, decoded, plan, lines, new_text, trimmed })
     }
+}
+
+/// An edit planned by [`EditFile::plan_edit`].
+struct Planned {
+    path: std::path::PathBuf,
+    shown: String,
+    decoded: crate::files::text::DecodedText,
+    plan: Replacement,
+    /// Where the occurrences start (1-based lines).
+    lines: Vec<usize>,
+    new_text: String,
+    /// A note on the lines copied from below `old_string` that were kept once.
+    trimmed: Option<&'static str>,
 }
 
 /// The strings to search for and insert, in the file's line-ending convention.

@@ -10,6 +10,14 @@ fn preview(ws: &Workspace, tool: &str, args: Value) -> Option<ToolPreview> {
     crate::ToolRegistry::builtin().get(tool).unwrap().preview(&args, &ws.ctx)
 }
 
+/// Marks `rel` as read in this session, as a `read_file` call would (an edit or overwrite of a
+/// file never read fails its precheck, and has no preview).
+fn seen(ws: &Workspace, rel: &str) {
+    let path = ws.path(rel);
+    let mtime = std::fs::metadata(&path).ok().and_then(|m| m.modified().ok());
+    ws.ctx.files.record(&path, &ws.bytes(rel), mtime);
+}
+
 fn diff_of(preview: Option<ToolPreview>) -> (String, String, FileChange) {
     match preview {
         Some(ToolPreview::Diff { path, unified, change }) => (path, unified, change),
@@ -21,6 +29,7 @@ fn diff_of(preview: Option<ToolPreview>) -> (String, String, FileChange) {
 fn an_edit_previews_the_diff_of_the_file_on_disk() {
     let ws = Workspace::new();
     ws.put("src/lib.rs", "fn a() {}\n\nfn add(x: i32) -> i32 {\n    x + 1\n}\n");
+    seen(&ws, "src/lib.rs");
     let args = json!({"path": "src/lib.rs", "old_string": "x + 1", "new_string": "x + 2"});
     let (path, unified, change) = diff_of(preview(&ws, "edit_file", args));
     assert_eq!((path.as_str(), change), ("src/lib.rs", FileChange::Edit));
@@ -39,6 +48,7 @@ fn an_edit_previews_the_diff_of_the_file_on_disk() {
 fn an_edit_of_a_crlf_file_previews_without_carriage_returns_and_honours_replace_all() {
     let ws = Workspace::new();
     ws.put("a.txt", b"one\r\ntwo\r\none\r\n");
+    seen(&ws, "a.txt");
     let args = json!({"path": "a.txt", "old_string": "one", "new_string": "1", "replace_all": true});
     let (_, unified, _) = diff_of(preview(&ws, "edit_file", args));
     assert!(!unified.contains('\r'), "{unified:?}");
@@ -63,6 +73,7 @@ fn an_edit_that_would_fail_has_no_preview() {
 fn a_write_previews_against_the_existing_file_or_as_all_additions() {
     let ws = Workspace::new();
     ws.put("notes.txt", "first\nsecond\n");
+    seen(&ws, "notes.txt");
     let (path, unified, change) =
         diff_of(preview(&ws, "write_file", json!({"path": "notes.txt", "content": "first\n2nd\n"})));
     assert_eq!((path.as_str(), change), ("notes.txt", FileChange::Write));

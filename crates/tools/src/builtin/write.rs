@@ -16,7 +16,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::preview::MAX_PREVIEW_DIFF_CHARS;
-use super::{MAX_READ_BYTES, blocking, io_reason, read_limited};
+use super::{MAX_READ_BYTES, io_reason, read_limited};
 use crate::context::ToolContext;
 use crate::files::Staleness;
 use crate::files::text::{Decoded, LineEnding, TextEncoding, decode, encode, line_ending, to_crlf};
@@ -61,44 +61,24 @@ impl Tool for WriteFile {
         Access::Write(vec![ctx.resolve(&args.path)])
     }
 
-    /// The diff of the file on disk (nothing, when it does not exist) to `content`.
+    /// The diff of the file on disk (nothing, when it does not exist) to the bytes the call would
+    /// store (its line endings and encoding kept). `None` when the call would fail or the file
+    /// cannot be previewed as text.
     fn preview(&self, args: &WriteArgs, ctx: &ToolContext) -> Option<ToolPreview> {
         let old = super::preview::current_text(&ctx.resolve(&args.path))?.unwrap_or_default();
-        Some(super::preview::diff(ctx, &args.path, &old, &args.content, FileChange::Write))
+        let planned = plan_write(args, ctx).ok()?;
+        let new = String::from_utf8_lossy(&planned.stored.bytes);
+        let new = new.strip_prefix('\u{feff}').unwrap_or(&new);
+        Some(super::preview::diff(ctx, &args.path, &old, new, FileChange::Write))
+    }
+
+    /// Every refusal of the run: a directory, a file not read in this session or changed since.
+    fn precheck(&self, args: &WriteArgs, ctx: &ToolContext) -> Result<(), ToolError> {
+        plan_write(args, ctx).map(|_| ())
     }
 
     async fn run(&self, args: WriteArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let path = ctx.resolve(&args.path);
-        let shown = ctx.display_path(&path);
-        let existing = match tokio::fs::metadata(&path).await {
-            Ok(meta) if meta.is_dir() => {
-                return Err(ToolError::Failed(format!(
-                    "write_file: {shown} is a directory; give a file path"
-                )));
-            }
-            Ok(_) => {
-                let p = path.clone();
-                let (bytes, _) =
-                    blocking(ctx, move || read_limited(&p, MAX_READ_BYTES)).await?.map_err(|e| {
-                        ToolError::Failed(format!("write_file: cannot read {shown}: {}", io_reason(&e)))
-                    })?;
-                check_fresh(ctx, &path, &shown, &bytes, "write_file")?;
-                Some(bytes)
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => {
-                return Err(ToolError::Failed(format!(
-                    "write_file: cannot access {shown}: {}",
-                    io_reason(&e)
-                )));
-            }
-        };
-        let stored = match &existing {
-            Some(old) => stored_as_before(old, &args.content).map_err(|reason| {
-                ToolError::Failed(format!("write_file: {shown} was left unchanged: {reason}"))
-            })?,
-            None => Stored { bytes: args.content.as_bytes().to_vec(), old_text: None, kept: Vec::new() },
-        };
+        let PlannedWrite { path, shown, existing, stored } = plan_write(&args, ctx)?;
         if let Some(parent) = path.parent() {
             tokio::fs::create_dir_all(parent).await.map_err(|e| {
                 ToolError::Failed(format!(
@@ -172,17 +152,63 @@ impl Tool for CreateFile {
         WriteFile.preview(args, ctx)
     }
 
-    async fn run(&self, args: WriteArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    /// Refuses a path that exists.
+    fn precheck(&self, args: &WriteArgs, ctx: &ToolContext) -> Result<(), ToolError> {
         let path = ctx.resolve(&args.path);
-        if tokio::fs::symlink_metadata(&path).await.is_ok() {
+        if std::fs::symlink_metadata(&path).is_ok() {
             return Err(ToolError::Failed(format!(
                 "write_file: {} already exists and was left unchanged; change it with edit_file \
                  (old_string: whole lines copied from the file)",
                 ctx.display_path(&path)
             )));
         }
+        WriteFile.precheck(args, ctx)
+    }
+
+    async fn run(&self, args: WriteArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Tool::precheck(self, &args, ctx)?;
         WriteFile.run(args, ctx).await
     }
+}
+
+/// A write planned by [`plan_write`].
+struct PlannedWrite {
+    path: std::path::PathBuf,
+    shown: String,
+    /// The bytes on disk before the write, when the file exists.
+    existing: Option<Vec<u8>>,
+    stored: Stored,
+}
+
+/// The write checked against the file on disk, up to the bytes it would store: every refusal of
+/// the call (a directory, a file not read in this session or changed since, an encoding that
+/// cannot hold the content). Shared by the precheck, the preview and the run.
+fn plan_write(args: &WriteArgs, ctx: &ToolContext) -> Result<PlannedWrite, ToolError> {
+    let path = ctx.resolve(&args.path);
+    let shown = ctx.display_path(&path);
+    let existing = match std::fs::metadata(&path) {
+        Ok(meta) if meta.is_dir() => {
+            return Err(ToolError::Failed(format!("write_file: {shown} is a directory; give a file path")));
+        }
+        Ok(_) => {
+            let (bytes, _) = read_limited(&path, MAX_READ_BYTES).map_err(|e| {
+                ToolError::Failed(format!("write_file: cannot read {shown}: {}", io_reason(&e)))
+            })?;
+            check_fresh(ctx, &path, &shown, &bytes, "write_file")?;
+            Some(bytes)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            return Err(ToolError::Failed(format!("write_file: cannot access {shown}: {}", io_reason(&e))));
+        }
+    };
+    let stored = match &existing {
+        Some(old) => stored_as_before(old, &args.content).map_err(|reason| {
+            ToolError::Failed(format!("write_file: {shown} was left unchanged: {reason}"))
+        })?,
+        None => Stored { bytes: args.content.as_bytes().to_vec(), old_text: None, kept: Vec::new() },
+    };
+    Ok(PlannedWrite { path, shown, existing, stored })
 }
 
 /// The bytes to write over an existing file, and what was kept of its form.
