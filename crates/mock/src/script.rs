@@ -49,6 +49,10 @@ pub struct Script {
     /// results do not pair; it consumes no turn.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub check_pairing: bool,
+    /// Report this input token count in every answer, whatever the request held: a server that
+    /// under-reports usage (the window check, with `context_window`, still counts the real size).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report_input_tokens: Option<u64>,
     /// Answers to side requests (e.g. a summary request), matched on the last user-side message;
     /// they consume no turn.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -219,6 +219,11 @@ fn decide(
                         if let (Some(_), Answer::Reply(reply, _)) = (script.context_window, &mut answer) {
                             reply.usage.input_tokens = window::input_tokens(body);
                         }
+                        if let (Some(reported), Answer::Reply(reply, _)) =
+                            (script.report_input_tokens, &mut answer)
+                        {
+                            reply.usage.input_tokens = reported;
+                        }
                         answer
                     }
                     None => {
@@ -259,7 +264,7 @@ fn scripted_checks(script: &Script, protocol: Protocol, body: &Value) -> Option<
     let turn = crate::script::ScriptTurn { text: Some(side.text.clone()), ..Default::default() };
     let mut answer = turn.lower(body.get("model").and_then(Value::as_str));
     if let Answer::Reply(reply, _) = &mut answer {
-        reply.usage.input_tokens = window::input_tokens(body);
+        reply.usage.input_tokens = script.report_input_tokens.unwrap_or_else(|| window::input_tokens(body));
         reply.usage.output_tokens = (side.text.len() as u64).div_ceil(window::BYTES_PER_TOKEN);
     }
     Some(answer)

@@ -167,6 +167,33 @@ async fn three_hundred_reads_complete_inside_a_32k_window_and_continue_from_the_
     }
 }
 
+#[tokio::test]
+async fn a_server_that_under_reports_usage_never_gets_a_request_over_the_window() {
+    const SMALL: u64 = 16_000;
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (home, workspace) = (tmp.path().join("home"), tmp.path().join("ws"));
+    std::fs::create_dir_all(&home).expect("home");
+    seed_files(&workspace, 40);
+    std::fs::write(home.join("config.toml"), format!("context_window = {SMALL}\n[retry]\nmax_retries = 0\n"))
+        .expect("config");
+    let script = json!({"context_window": SMALL, "check_pairing": true, "report_input_tokens": 10,
+                        "side_replies": [{"when_last_user_contains": SUMMARY_REQUEST_MARKER, "text": SUMMARY}],
+                        "turns": reading_turns(40)});
+    let script = Script::from_json(&script.to_string()).expect("script");
+    let server = MockServer::start(Mode::Scripted(script)).await.expect("mock");
+    let url = format!("{}/v1", server.url());
+    let args = ["-p", TASK, "--provider", "openai", "--base-url", &url, "--max-turns", "100"];
+    let out = lathe(&home, &workspace, &args).await;
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let requests = server.requests();
+    for request in &requests {
+        let output = ["max_tokens", "max_completion_tokens"].iter().find_map(|k| request.body[*k].as_u64());
+        let input = lathe_mock::input_tokens(&request.body);
+        assert_eq!(request.status, 200, "request {}: {input} tokens", request.seq);
+        assert!(input + output.unwrap_or(0) <= SMALL, "request {}: {input} tokens", request.seq);
+    }
+}
+
 fn setup(config: &str) -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
     let tmp = tempfile::tempdir().expect("tmp");
     let (home, workspace) = (tmp.path().join("home"), tmp.path().join("ws"));

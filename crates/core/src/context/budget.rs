@@ -6,7 +6,8 @@
 //! rule of thumb for English and code with BPE tokenizers. It is only ever used for what was added
 //! since the last response: each response's reported input count (input + cache read + cache
 //! write) is the anchor, and the estimate of the items added since is scaled by how far off the
-//! estimator was for the anchored request ([`Anchor::ratio`]).
+//! estimator was for the anchored request ([`Anchor::ratio`]). A reported count below the
+//! estimate is not trusted ([`Anchor::trusted`]): servers that under-report exist.
 
 use lathe_protocol::{Content, LedgerItem, SystemBlock, ToolSpec, Usage};
 
@@ -131,20 +132,30 @@ pub struct Anchor {
 }
 
 impl Anchor {
-    /// How far off the estimator was: reported / estimated, kept within 0.5–4.
+    /// How far off the estimator was: trusted / estimated, so within 1–4.
     pub fn ratio(&self) -> f64 {
         if self.estimated == 0 {
             return 1.0;
         }
-        (self.reported as f64 / self.estimated as f64).clamp(0.5, 4.0)
+        self.trusted() as f64 / self.estimated as f64
+    }
+
+    /// The reported count as trusted: never below Lathe's own estimate of the same request nor
+    /// above four times it. A server that under-reports (an OpenAI-compatible server answering
+    /// `prompt_tokens: 10` for every request) then never makes a full window look empty, and one
+    /// that over-reports never makes an empty one look full; erring high only prunes or compacts
+    /// a little early.
+    pub fn trusted(&self) -> u64 {
+        let estimated = self.estimated as f64;
+        (self.reported as f64).clamp(estimated, estimated * 4.0).ceil() as u64
     }
 
     /// The anchored size of a request the estimator puts at `estimated` in view `generation`:
-    /// the reported count plus the scaled estimate of what was added since; after pruning or
-    /// compaction changed the view, the whole estimate scaled.
+    /// the trusted reported count plus the scaled estimate of what was added since; after pruning
+    /// or compaction changed the view, the whole estimate scaled.
     pub fn tokens(&self, estimated: u64, generation: u64) -> u64 {
         if generation == self.generation && estimated >= self.estimated {
-            self.reported + ((estimated - self.estimated) as f64 * self.ratio()).ceil() as u64
+            self.trusted() + ((estimated - self.estimated) as f64 * self.ratio()).ceil() as u64
         } else {
             (estimated as f64 * self.ratio()).ceil() as u64
         }
@@ -194,6 +205,9 @@ mod tests {
 
     #[test]
     fn the_anchor_scales_what_was_added_since() {
+        let low = Anchor { reported: 10, estimated: 20_000, generation: 1 };
+        assert_eq!(low.trusted(), 20_000, "a count below the estimate is not trusted");
+        assert_eq!(low.tokens(24_000, 1), 24_000);
         let anchor = Anchor { reported: 2_000, estimated: 1_000, generation: 3 };
         assert_eq!(anchor.tokens(1_500, 3), 3_000);
         assert_eq!(anchor.tokens(800, 4), 1_600);
