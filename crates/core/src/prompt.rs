@@ -101,7 +101,7 @@ pub async fn prepare(sources: &Sources) -> Prompt {
     let instructions = instructions.unwrap_or_default();
     let mut dynamic = environment_block(&cwd);
     if !instructions.text.is_empty() {
-        dynamic.push_str("\n# Project instructions\n");
+        dynamic.push_str(crate::context::fixed::INSTRUCTIONS_HEADING);
         dynamic.push_str(&instructions.text);
     }
     Prompt {

@@ -194,6 +194,38 @@ async fn a_server_that_under_reports_usage_never_gets_a_request_over_the_window(
     }
 }
 
+#[tokio::test]
+async fn instructions_too_big_for_the_window_stop_at_once_naming_the_sizes_and_the_setting() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (home, workspace) = (tmp.path().join("home"), tmp.path().join("ws"));
+    std::fs::create_dir_all(&home).expect("home");
+    std::fs::create_dir_all(&workspace).expect("ws");
+    let rule = "- Always run the whole test suite before you say a change is done.\n";
+    std::fs::write(workspace.join("AGENTS.md"), rule.repeat(40 * 1024 / rule.len())).expect("AGENTS.md");
+    std::fs::write(home.join("config.toml"), "context_window = 8192\n[retry]\nmax_retries = 0\n")
+        .expect("config");
+    let script = json!({"context_window": 8192, "check_pairing": true,
+                        "side_replies": [{"when_last_user_contains": SUMMARY_REQUEST_MARKER, "text": SUMMARY}],
+                        "turns": [{"text": "never sent"}]});
+    let server = MockServer::start(Mode::Scripted(Script::from_json(&script.to_string()).expect("script")))
+        .await
+        .expect("mock");
+    let url = server.url();
+    let out = lathe(&home, &workspace, &["-p", "hello", "--provider", "anthropic", "--base-url", &url]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert_eq!(server.requests().len(), 0, "no summary request nor model request is sent");
+    for needle in [
+        "8192 tokens",
+        "project instructions",
+        "AGENTS.md",
+        "instructions_max_bytes",
+        "compaction cannot help",
+    ] {
+        assert!(stderr.contains(needle), "`{needle}` in: {stderr}");
+    }
+}
+
 fn setup(config: &str) -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
     let tmp = tempfile::tempdir().expect("tmp");
     let (home, workspace) = (tmp.path().join("home"), tmp.path().join("ws"));

@@ -21,6 +21,7 @@ impl Agent {
         loop {
             match self.context.decide(self.transcript.items()) {
                 Decision::Send => return None,
+                Decision::TooLarge(detail) => return Some(StopCause::ContextExhausted { detail }),
                 Decision::Prune(meta) => {
                     if let Meta::ContextPruned { call_ids, tokens_before, tokens_after } = &meta {
                         let _ = events.send(AgentEvent::ContextPruned {

@@ -18,6 +18,7 @@
 
 pub mod budget;
 pub mod compact;
+pub mod fixed;
 pub mod prune;
 
 use std::collections::HashSet;
@@ -70,6 +71,9 @@ pub enum Decision {
     Prune(Meta),
     /// Compact, then decide again.
     Compact,
+    /// The request cannot be sent and compaction cannot help (the fixed part alone is over the
+    /// threshold): stop, saying why.
+    TooLarge(String),
 }
 
 /// The accounting of one session's context.
@@ -81,6 +85,8 @@ pub struct ContextManager {
     tokens: Vec<u64>,
     /// System prompt and tool schemas.
     fixed: u64,
+    /// What `fixed` is made of.
+    fixed_parts: fixed::FixedParts,
     pruned: HashSet<String>,
     anchor: Option<budget::Anchor>,
     /// Bumped whenever pruning or compaction changes what is sent for items already sent.
@@ -107,6 +113,7 @@ impl ContextManager {
             settings,
             tokens: Vec::with_capacity(ledger.len()),
             fixed: budget::system_tokens(system) + budget::tools_tokens(tools),
+            fixed_parts: fixed::FixedParts::of(system, tools),
             pruned: HashSet::new(),
             anchor: None,
             generation: 0,
@@ -239,6 +246,13 @@ impl ContextManager {
                     });
                 }
             }
+        }
+        if self.fixed_parts.over_threshold(&self.budget) {
+            // Compaction summarizes the conversation, never the fixed part: it cannot help.
+            if used + self.budget.output_reserve > self.budget.window {
+                return Decision::TooLarge(self.fixed_parts.too_large(&self.budget, used));
+            }
+            return Decision::Send;
         }
         if self.settings.auto_compact && used > self.budget.compact_at {
             return Decision::Compact;
