@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, EventStream, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use lathe_core::host::{Flags, Interaction, SessionBuilder, SessionChoice, SessionHandle, StartError};
 use lathe_protocol::{AgentEvent, AgentOp, Content};
 use ratatui::backend::CrosstermBackend;
@@ -32,6 +32,8 @@ pub const QUIT_GRACE: Duration = Duration::from_secs(5);
 const TICK: Duration = Duration::from_millis(80);
 /// Time spent applying queued session events before a frame is drawn.
 const BATCH_BUDGET: Duration = Duration::from_millis(8);
+/// Most terminal events taken as one burst ([`super::burst`]).
+const MAX_BURST_EVENTS: usize = 4096;
 
 type Backend = CrosstermBackend<BufWriter<Stdout>>;
 
@@ -179,9 +181,33 @@ impl App {
             let batch = tokio::select! {
                 event = input.next() => {
                     let batch = Instant::now();
-                    match event {
-                        Some(Ok(event)) => self.on_terminal(event),
-                        Some(Err(_)) | None => self.quit(crate::args::EXIT_FAILED),
+                    // Everything the same read brought (a paste without bracketed paste is one burst).
+                    let mut burst = Vec::new();
+                    let mut next = event;
+                    loop {
+                        match next {
+                            Some(Ok(event)) => burst.push(event),
+                            Some(Err(_)) | None => {
+                                self.quit(crate::args::EXIT_FAILED);
+                                break;
+                            }
+                        }
+                        match input.next().now_or_never() {
+                            Some(more) if burst.len() < MAX_BURST_EVENTS => next = more,
+                            Some(more) => {
+                                // Past the cap: handle what came so far, then this one, as typed.
+                                super::burst::line_breaks_inside(&mut burst);
+                                for event in burst.drain(..) {
+                                    self.on_terminal(event);
+                                }
+                                next = more;
+                            }
+                            None => break,
+                        }
+                    }
+                    super::burst::line_breaks_inside(&mut burst);
+                    for event in burst {
+                        self.on_terminal(event);
                     }
                     batch
                 }

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::diff;
 use super::theme;
-use super::wrap::{sanitize, wrap_chars, wrap_words};
+use super::wrap::{sanitize, sanitize_input, wrap_chars, wrap_words};
 
 /// Rows of a change's diff in the dialog.
 const PREVIEW_ROWS: usize = 12;
@@ -91,7 +91,7 @@ impl PermissionDialog {
     /// Adds pasted text to the feedback line (ignored before `n`).
     pub fn paste(&mut self, text: &str) {
         if let Some(feedback) = &mut self.feedback {
-            feedback.push_str(&text.replace(['\r', '\n'], " "));
+            feedback.push_str(&sanitize_input(&text.replace(['\r', '\n'], " ")));
         }
     }
 

@@ -9,7 +9,7 @@
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use super::wrap::{char_width, sanitize};
+use super::wrap::{char_width, sanitize, sanitize_input};
 
 /// A paste with more lines than this becomes a placeholder.
 pub const COLLAPSE_LINES: usize = 10;
@@ -120,6 +120,8 @@ impl InputEditor {
             return Err(PasteTooLarge { bytes: pasted.len() });
         }
         let normalised = pasted.replace("\r\n", "\n").replace('\r', "\n");
+        // Control bytes (Ctrl+C, ESC) in a paste reach the prompt in caret notation (`^C`, `^[`).
+        let normalised = sanitize_input(&normalised).into_owned();
         let lines = normalised.lines().count();
         if lines > COLLAPSE_LINES || normalised.chars().count() > COLLAPSE_CHARS {
             let placeholder = format!("[Pasted text #{} +{lines} lines]", self.pastes.len() + 1);

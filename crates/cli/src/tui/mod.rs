@@ -6,6 +6,7 @@
 //! the drawing (`view`, `terminal`), so tests render states to a ratatui `TestBackend`.
 
 mod app;
+mod burst;
 mod cells;
 mod completion;
 mod dialog;

@@ -28,6 +28,36 @@ pub fn str_width(text: &str) -> usize {
 /// Makes text safe to put on the screen: tabs become spaces (to the next multiple of four within
 /// the string), other control characters become `�`, and `\r` is dropped. Newlines are kept.
 pub fn sanitize(text: &str) -> Cow<'_, str> {
+    clean(text, |_, out| out.push('\u{fffd}'))
+}
+
+/// Makes text the user pasted fit for the prompt (and so for the request): each control character
+/// but newline and tab is shown in caret notation (`^C` for U+0003, `^[` for ESC, `^?` for DEL),
+/// and one without a caret form (the C1 controls) is dropped — never `�`.
+pub fn sanitize_input(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        let code = c as u32;
+        match c {
+            '\n' | '\t' => out.push(c),
+            _ if code < 0x20 => {
+                out.push('^');
+                out.push(char::from_u32(code + 0x40).unwrap_or('?'));
+            }
+            '\u{7f}' => out.push_str("^?"),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Tabs expanded, `\r` dropped, newlines kept, and every other control character given to
+/// `control` (which writes what stands for it, in one cell or two).
+fn clean(text: &str, control: impl Fn(char, &mut String)) -> Cow<'_, str> {
     if !text.chars().any(|c| c.is_control() && c != '\n') {
         return Cow::Borrowed(text);
     }
@@ -46,8 +76,9 @@ pub fn sanitize(text: &str) -> Cow<'_, str> {
             }
             '\r' => {}
             c if c.is_control() => {
-                out.push('\u{fffd}');
-                column += 1;
+                let before = out.len();
+                control(c, &mut out);
+                column += out.len() - before;
             }
             c => {
                 out.push(c);

@@ -59,3 +59,9 @@ fn truncate_marks_the_cut() {
     assert_eq!(truncate("hello world", 8), "hello w…");
     assert_eq!(truncate("short", 8), "short");
 }
+
+#[test]
+fn pasted_control_characters_are_shown_in_caret_notation_never_as_a_replacement_character() {
+    assert_eq!(sanitize_input("ab\u{3}cd\u{1b}ef\u{7f}\u{85}g\th\n"), "ab^Ccd^[ef^?g\th\n");
+    assert!(matches!(sanitize_input("plain\ttext\n"), Cow::Borrowed(_)));
+}

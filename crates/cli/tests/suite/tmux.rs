@@ -92,6 +92,13 @@ impl Tmux {
         assert!(status.is_ok_and(|s| s.success()), "tmux paste-buffer failed");
     }
 
+    /// Pastes the buffer as a terminal without bracketed paste would: its bytes in one write,
+    /// line feeds sent as `\r` (what Enter sends).
+    pub fn paste_unbracketed(&self) {
+        let status = self.command().args(["paste-buffer", "-t", "ui"]).status();
+        assert!(status.is_ok_and(|s| s.success()), "tmux paste-buffer failed");
+    }
+
     /// The pane's scrollback and screen as text, wrapped lines joined.
     pub fn capture(&self) -> String {
         let out = self

@@ -401,6 +401,43 @@ async fn a_ten_megabyte_paste_is_refused_and_the_ui_stays_usable() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn control_bytes_in_a_paste_reach_the_model_as_carets_and_an_unbracketed_burst_stays_one_prompt() {
+    let setup = setup();
+    let server = scripted(json!([{"text": "First seen."}, {"text": "Second seen."}])).await;
+    let script = pane_script(&setup, &server, &[]);
+    let controls = setup.tmp.path().join("controls.txt");
+    std::fs::write(&controls, "ab\u{3}cd\u{1b}ef").expect("paste file");
+    let lines = setup.tmp.path().join("lines.txt");
+    std::fs::write(&lines, "line1\nline2").expect("paste file");
+    let dir = setup.tmp.path().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let pane = Tmux::start(&dir, 100, 30, &script);
+        pane.wait_for("claude-sonnet-4-5 · default", WAIT);
+        pane.load_buffer(&controls);
+        pane.paste();
+        pane.wait_for("ab^Ccd^[ef", WAIT);
+        pane.keys(&["Enter"]);
+        pane.wait_for("First seen.", WAIT);
+        pane.load_buffer(&lines);
+        pane.paste_unbracketed();
+        pane.wait_for("line2", WAIT);
+        pane.keys(&["Enter"]);
+        pane.wait_for("Second seen.", WAIT);
+        pane.type_text("/quit");
+        pane.keys(&["Enter"]);
+        pane.wait_for(SETTINGS_END, WAIT);
+    })
+    .await
+    .expect("scenario");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "one prompt each");
+    let first = requests[0].body["messages"].to_string();
+    assert!(first.contains("ab^Ccd^[ef") && !first.contains('\u{fffd}'), "{first}");
+    let second = requests[1].body["messages"].to_string();
+    assert!(second.contains("line1\\nline2"), "{second}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_restores_the_terminal() {
     let setup = setup();
     let server = scripted(json!([])).await;
