@@ -364,3 +364,36 @@ async fn with_claude_config_dir_set_its_deny_rule_and_its_hook_both_apply() {
     assert_eq!(payloads.len(), 1, "only the command that ran: {text}");
     assert_eq!(payloads[0]["tool_input"]["command"], "touch allowed.txt");
 }
+
+#[tokio::test]
+async fn a_hook_output_field_outside_the_schema_is_named_once_per_hook() {
+    let env = env();
+    claude_hooks(
+        &env,
+        json!({"PreToolUse": command_hook("Bash", "echo '{\"permissionDecision\": \"deny\", \"note\": 1}'")}),
+    );
+    let server = scripted(json!([
+        call("c1", "shell", json!({"command": "echo one >> ran.txt"})),
+        call("c2", "shell", json!({"command": "echo two >> ran.txt"})),
+        {"text": "both ran"}
+    ]))
+    .await;
+    let out =
+        output(lathe(&env, &server.url(), &["-p", "run them", "--yolo", "--output-format", "stream-json"]))
+            .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Claude's schema puts permissionDecision under hookSpecificOutput: at the top level it
+    // decides nothing, and the user is told.
+    assert_eq!(std::fs::read_to_string(env.workspace.join("ran.txt")).unwrap_or_default(), "one\ntwo\n");
+    let warned: Vec<String> = warnings(&json_lines(&out))
+        .into_iter()
+        .filter(|warning| warning.contains("Lathe does not understand"))
+        .collect();
+    assert_eq!(warned.len(), 1, "once per hook: {warned:?}");
+    assert!(
+        warned[0].contains("`permissionDecision` (it belongs under hookSpecificOutput)")
+            && warned[0].contains("`note`"),
+        "{}",
+        warned[0]
+    );
+}

@@ -25,8 +25,9 @@ pub mod payload;
 pub mod runner;
 pub mod settings;
 
+use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use lathe_policy::{PermissionMode, Policy};
 use lathe_protocol::ToolResult;
@@ -101,12 +102,14 @@ impl HookVerdict {
 #[derive(Debug, Clone, Default)]
 pub struct Hooks {
     inner: Arc<(HookTable, HookSession)>,
+    /// The hook commands already warned about output fields Lathe does not understand.
+    warned: Arc<Mutex<HashSet<String>>>,
 }
 
 impl Hooks {
     /// Hooks from `table` for `session`.
     pub fn new(table: HookTable, session: HookSession) -> Hooks {
-        Hooks { inner: Arc::new((table, session)) }
+        Hooks { inner: Arc::new((table, session)), warned: Arc::default() }
     }
 
     /// Reads the `"hooks"` of `files` (see [`settings_files`]); the warnings name each bad file or
@@ -178,7 +181,7 @@ impl Hooks {
         )
         .await;
         for ran in runs {
-            read_result(event, &ran, &mut verdict);
+            read_result(event, &ran, &mut verdict, &self.warned);
         }
         verdict
     }
@@ -277,7 +280,7 @@ fn label(command: &str) -> String {
 }
 
 /// Folds one hook's end into `verdict`.
-fn read_result(event: HookEvent, ran: &Ran, verdict: &mut HookVerdict) {
+fn read_result(event: HookEvent, ran: &Ran, verdict: &mut HookVerdict, warned: &Mutex<HashSet<String>>) {
     let who = format!("{} hook `{}`", event.name(), label(&ran.command));
     let stderr = ran.stderr.trim();
     match &ran.ended {
@@ -285,7 +288,19 @@ fn read_result(event: HookEvent, ran: &Ran, verdict: &mut HookVerdict) {
             let stdout = ran.stdout.trim();
             if stdout.starts_with('{') {
                 match serde_json::from_str::<Value>(stdout) {
-                    Ok(json) => read_json(event, &who, &json, verdict),
+                    Ok(json) => {
+                        read_json(event, &who, &json, verdict);
+                        // Once per hook: the first output with fields outside the schema is named.
+                        let unknown = unknown_fields(&json);
+                        if !unknown.is_empty()
+                            && warned
+                                .lock()
+                                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                                .insert(ran.command.clone())
+                        {
+                            verdict.messages.push(unknown_fields_message(&who, &unknown));
+                        }
+                    }
                     Err(error) => verdict
                         .messages
                         .push(format!("{who} printed invalid JSON ({error}); its output was ignored")),
@@ -316,6 +331,47 @@ fn first_lines(text: &str) -> String {
     let lines: Vec<&str> = text.lines().take(3).collect();
     let joined = lines.join(" | ");
     joined.chars().take(300).collect()
+}
+
+/// The output fields of Claude Code's hook schema (hooks reference, "JSON output"): the common
+/// ones, and those under `hookSpecificOutput`. `suppressOutput` is known and has no effect here.
+const KNOWN_FIELDS: [&str; 7] =
+    ["continue", "stopReason", "suppressOutput", "decision", "reason", "systemMessage", "hookSpecificOutput"];
+const KNOWN_SPECIFIC_FIELDS: [&str; 4] =
+    ["hookEventName", "permissionDecision", "permissionDecisionReason", "additionalContext"];
+
+/// The fields of `json` that Lathe does not understand, `hookSpecificOutput.` ones prefixed.
+fn unknown_fields(json: &Value) -> Vec<String> {
+    let Some(top) = json.as_object() else { return Vec::new() };
+    let mut unknown: Vec<String> =
+        top.keys().filter(|key| !KNOWN_FIELDS.contains(&key.as_str())).cloned().collect();
+    if let Some(specific) = top.get("hookSpecificOutput").and_then(Value::as_object) {
+        unknown.extend(
+            specific
+                .keys()
+                .filter(|key| !KNOWN_SPECIFIC_FIELDS.contains(&key.as_str()))
+                .map(|key| format!("hookSpecificOutput.{key}")),
+        );
+    }
+    unknown
+}
+
+fn unknown_fields_message(who: &str, unknown: &[String]) -> String {
+    let named: Vec<String> = unknown
+        .iter()
+        .map(|field| {
+            if KNOWN_SPECIFIC_FIELDS.contains(&field.as_str()) {
+                format!("`{field}` (it belongs under hookSpecificOutput)")
+            } else {
+                format!("`{field}`")
+            }
+        })
+        .collect();
+    let fields = if unknown.len() == 1 { "field" } else { "fields" };
+    format!(
+        "{who} printed output {fields} Lathe does not understand, which had no effect: {}",
+        named.join(", ")
+    )
 }
 
 /// Reads Claude Code's JSON hook output.
