@@ -109,10 +109,7 @@ pub enum SlashError {
 /// Whether `line` is meant as a command: `/` followed by a word of letters, digits and `-`
 /// (so a prompt starting with a path such as `/usr/bin/env is missing` goes to the model).
 pub fn is_command(line: &str) -> bool {
-    let Some(rest) = line.trim_start().strip_prefix('/') else { return false };
-    let word = rest.split(char::is_whitespace).next().unwrap_or("");
-    word.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '?')
-        && word.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '?' | '_' | ':' | '.'))
+    lathe_protocol::extensions::command_name(line).is_some()
 }
 
 /// Parses a line for which [`is_command`] holds.

@@ -184,6 +184,20 @@ async fn slash_command_expands_its_arguments_in_print_mode() {
 }
 
 #[tokio::test]
+async fn an_unknown_command_is_refused_in_print_mode_as_in_the_ui_and_a_path_is_a_prompt() {
+    let env = env();
+    let server = scripted(json!([{"text": "It is slow because of the disk."}])).await;
+    let out = run(&env, &server, &["-p", "/nosuch thing"]).await;
+    assert_ne!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("unknown command /nosuch"), "{}", stderr(&out));
+    assert!(server.requests().is_empty(), "an unknown command is never sent to the model");
+    let out = run(&env, &server, &["-p", "/usr/bin/foo is slow"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = server.requests()[0].body["messages"].to_string();
+    assert!(text.contains("/usr/bin/foo is slow"), "{text}");
+}
+
+#[tokio::test]
 async fn explore_sub_agent_gets_a_fresh_read_only_context_and_only_its_answer_returns() {
     let env = env();
     write(&env.workspace.join("src/main.rs"), "fn main() {}\n");

@@ -204,6 +204,19 @@ impl Runner {
             }
         };
         let Some(expansion) = expansion else {
+            // The one rule of every front end: a `/name` no one knows is refused, not sent.
+            if let Some(name) = lathe_protocol::extensions::command_name(&command) {
+                let message = format!(
+                    "unknown command /{name}: no custom command or skill of this session has that name \
+                     (to send text that starts with /{name} to the model, put another character first)"
+                );
+                let _ = self.events.send(AgentEvent::Finished {
+                    cause: StopCause::Error { kind: "command".into(), message },
+                    stats: RunStats::default(),
+                    final_text: String::new(),
+                });
+                return Flow::Continue;
+            }
             return self.turn(UserMessage { content, origin: UserOrigin::User }).await;
         };
         for message in &expansion.warnings {
