@@ -85,6 +85,12 @@ impl Connection {
         self.peer.is_transport_closed()
     }
 
+    /// Whether a call already found the server gone and the user was told: from then on its
+    /// tools answer at once, without sending (an HTTP server's dead session id is never reused).
+    pub fn reported_gone(&self) -> bool {
+        self.gone_reported.load(Ordering::SeqCst)
+    }
+
     /// Ends the session with the server: a stdio server gets SIGTERM and, if it is still there
     /// after a short grace period, SIGKILL (for its whole process group); an HTTP session is closed.
     pub async fn shutdown(&self) {
@@ -181,9 +187,15 @@ where
         ClientCapabilities::default(),
         Implementation::new("lathe", env!("CARGO_PKG_VERSION")),
     );
-    let service = client.serve(transport).await.map_err(|error| format!("initialize failed: {error}"))?;
-    let tools =
-        service.peer().list_all_tools().await.map_err(|error| format!("tools/list failed: {error}"))?;
+    let service = client
+        .serve(transport)
+        .await
+        .map_err(|error| format!("initialize failed: {}", crate::tool::describe(&error)))?;
+    let tools = service
+        .peer()
+        .list_all_tools()
+        .await
+        .map_err(|error| format!("tools/list failed: {}", crate::tool::describe(&error)))?;
     Ok((service, tools))
 }
 

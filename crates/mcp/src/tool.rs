@@ -173,6 +173,10 @@ impl McpTool {
         if self.connection.is_closed() {
             return Err(self.gone("the connection is closed"));
         }
+        // Said to be unavailable once: nothing more is sent on its dead session.
+        if self.connection.reported_gone() {
+            return Err(self.gone("it stopped answering earlier in this session"));
+        }
         self.validate(&args).map_err(McpCallError::InvalidArguments)?;
         let arguments = match args {
             Value::Object(map) => map,
@@ -200,16 +204,16 @@ impl McpTool {
                 message: error.message.to_string(),
             }),
             Ok(Err(error @ (ServiceError::TransportClosed | ServiceError::TransportSend(_)))) => {
-                Err(self.gone(&error.to_string()))
+                Err(self.gone(&describe(&error)))
             }
             Ok(Err(error)) => {
                 if self.connection.is_closed() {
-                    Err(self.gone(&error.to_string()))
+                    Err(self.gone(&describe(&error)))
                 } else {
                     Err(McpCallError::Failed {
                         server,
                         tool: self.remote_name.clone(),
-                        message: error.to_string(),
+                        message: describe(&error),
                     })
                 }
             }
@@ -229,9 +233,49 @@ impl McpTool {
     }
 }
 
+/// What went wrong, in words: the innermost cause of `error` (rmcp's wrappers name Rust types,
+/// `Transport [rmcp::transport::worker::WorkerTransport<…>] error`), with any Rust path left in
+/// it taken out.
+pub(crate) fn describe(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = error;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    let text = without_type_names(&cause.to_string());
+    if text.is_empty() { without_type_names(&error.to_string()) } else { text }
+}
+
+/// `text` without bracketed groups that hold a Rust path and without words that are one.
+fn without_type_names(text: &str) -> String {
+    let mut kept = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('[') {
+        let Some(close) = rest[open..].find(']').map(|at| open + at) else { break };
+        kept.push_str(&rest[..open]);
+        if !rest[open..close].contains("::") {
+            kept.push_str(&rest[open..=close]);
+        }
+        rest = &rest[close + 1..];
+    }
+    kept.push_str(rest);
+    let words: Vec<&str> = kept.split_whitespace().filter(|word| !word.contains("::")).collect();
+    words.join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rust_type_names_are_taken_out_of_error_text() {
+        assert_eq!(
+            without_type_names(
+                "Transport [rmcp::transport::worker::WorkerTransport<rmcp::transport::streamable_http_client::Worker>] error: session expired [404]"
+            ),
+            "Transport error: session expired [404]"
+        );
+        assert_eq!(without_type_names("connection refused"), "connection refused");
+    }
 
     #[test]
     fn tool_names_follow_the_providers_rules() {

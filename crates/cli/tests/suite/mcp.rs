@@ -499,3 +499,44 @@ async fn slash_mcp_in_the_terminal_ui_shows_what_lathe_mcp_list_shows() {
     .await
     .expect("scenario");
 }
+
+#[tokio::test]
+async fn an_http_server_that_went_away_is_said_to_be_gone_once_in_words_then_never_called_again() {
+    let env = env();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+    let child = std::process::Command::new(npm_bin("mcp-server-everything"))
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let pid = child.id();
+    let _guard = KillOnDrop(child);
+    for _ in 0..400 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let config =
+        mcp_file(&env, json!({"remote": {"type": "http", "url": format!("http://127.0.0.1:{port}/mcp")}}));
+    let sum = |id: &str| call(id, "mcp__remote__get-sum", json!({"a": 20, "b": 22}));
+    let server = scripted(json!([
+        sum("c1"),
+        call("c2", "shell", json!({"command": format!("kill {pid}; sleep 1")})),
+        sum("c3"),
+        sum("c4"),
+        {"text": "done"}
+    ]))
+    .await;
+    let out = output(lathe(&env, &server.url(), &["-p", "add", "--yolo", "--mcp-config", &config])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let requests = server.requests();
+    let third = tool_result_text(&requests[3].body);
+    let fourth = tool_result_text(&requests[4].body);
+    assert!(!third.contains("::") && !fourth.contains("::"), "no Rust type names: {third}\n{fourth}");
+    assert!(third.contains("unavailable for the rest of this session"), "{third}");
+    // Said to be gone once: the next call is answered without sending anything.
+    assert!(fourth.contains("stopped answering earlier in this session"), "{fourth}");
+}
