@@ -181,34 +181,33 @@ impl App {
             let batch = tokio::select! {
                 event = input.next() => {
                     let batch = Instant::now();
-                    // Everything the same read brought (a paste without bracketed paste is one burst).
+                    // The keys the same read brought (a paste without bracketed paste is one
+                    // burst). Any other event (a resize, a bracketed paste) ends the burst and
+                    // is applied after it, then drawn as before.
                     let mut burst = Vec::new();
                     let mut next = event;
                     loop {
                         match next {
-                            Some(Ok(event)) => burst.push(event),
+                            Some(Ok(key @ Event::Key(_))) => burst.push(key),
+                            Some(Ok(other)) => {
+                                self.keys(&mut burst);
+                                self.on_terminal(other);
+                                break;
+                            }
                             Some(Err(_)) | None => {
                                 self.quit(crate::args::EXIT_FAILED);
                                 break;
                             }
                         }
+                        if burst.len() >= MAX_BURST_EVENTS {
+                            break;
+                        }
                         match input.next().now_or_never() {
-                            Some(more) if burst.len() < MAX_BURST_EVENTS => next = more,
-                            Some(more) => {
-                                // Past the cap: handle what came so far, then this one, as typed.
-                                super::burst::line_breaks_inside(&mut burst);
-                                for event in burst.drain(..) {
-                                    self.on_terminal(event);
-                                }
-                                next = more;
-                            }
+                            Some(more) => next = more,
                             None => break,
                         }
                     }
-                    super::burst::line_breaks_inside(&mut burst);
-                    for event in burst {
-                        self.on_terminal(event);
-                    }
+                    self.keys(&mut burst);
                     batch
                 }
                 event = next_event(&mut self.session) => {
@@ -287,6 +286,14 @@ impl App {
             Event::Key(_) | Event::FocusGained | Event::FocusLost | Event::Mouse(_) => Vec::new(),
         };
         self.perform(actions);
+    }
+
+    /// Applies a burst of key events ([`super::burst`]) and empties it.
+    fn keys(&mut self, burst: &mut Vec<Event>) {
+        super::burst::line_breaks_inside(burst);
+        for event in burst.drain(..) {
+            self.on_terminal(event);
+        }
     }
 
     fn on_event(&mut self, event: AgentEvent) {
