@@ -85,6 +85,13 @@ impl Group {
         let _ = tokio::time::timeout(grace, leader.wait()).await;
     }
 
+    /// Whether any process is still in the group (`killpg(2)` with signal 0; a zombie counts).
+    pub fn has_members(self) -> bool {
+        // SAFETY: killpg with signal 0 sends nothing and has no memory-safety preconditions; the
+        // id is a group a child of Lathe's leads, never 0 or 1.
+        unsafe { libc::killpg(self.0, 0) == 0 }
+    }
+
     /// The pids of the processes in the group now (from `/proc/<pid>/stat`, field 5 `pgrp`;
     /// zombies left out). Empty where `/proc` cannot be read. A process that made a session or
     /// group of its own (`setsid`, `setpgid`) has left the group and is not listed.
@@ -110,6 +117,10 @@ impl Group {
     /// Ends what is left of the group after its leader exited: returns the pids that were still in
     /// it, after SIGTERM, up to `grace` for them to go, then SIGKILL. Empty when nothing was left.
     pub async fn end_rest(self, grace: Duration) -> Vec<u32> {
+        // One syscall in the common case (the group is empty), the /proc scan only when it is not.
+        if !self.has_members() {
+            return Vec::new();
+        }
         let left = self.members();
         if left.is_empty() {
             return left;
