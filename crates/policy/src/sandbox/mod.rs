@@ -1,8 +1,8 @@
 //! The OS sandbox for `shell` commands on Linux (FEATURES.md §D "OS sandbox").
 //!
-//! Policies: `workspace-write` (writes only to the workspace, its extra roots and the temp dirs,
-//! and to what a git commit writes; `.lathe`, `.claude` and the repository's hooks and config stay
-//! read-only, see [`git`]), `read-only` (no writes anywhere), `off`. The network is off inside the sandbox unless [`NetworkAccess::On`].
+//! Policies: `workspace-write` (writes only to the workspace, its extra roots and the temp dirs;
+//! `.git`, `.lathe` and `.claude` inside them stay read-only), `read-only` (no writes anywhere),
+//! `off`. The network is off inside the sandbox unless [`NetworkAccess::On`].
 //!
 //! Backends, chosen once per process on the first command that needs one (never at start-up):
 //! 1. bubblewrap (`bwrap`): a read-only bind of `/`, writable binds of the roots, read-only binds
@@ -16,7 +16,6 @@
 //! `LATHE_SANDBOX_BACKEND=bwrap|landlock|none` forces a backend (tests; machines where one misbehaves).
 
 mod bwrap;
-mod git;
 #[cfg(target_os = "linux")]
 mod landlock;
 
@@ -31,8 +30,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SandboxMode {
-    /// Writes only to the workspace, extra roots and temp dirs, and what a git commit writes;
-    /// the repository's hooks and config read-only.
+    /// Writes only to the workspace, extra roots and temp dirs; `.git` read-only.
     #[default]
     WorkspaceWrite,
     /// No writes at all.
@@ -132,17 +130,15 @@ pub struct Sandbox {
 }
 
 impl Sandbox {
-    /// The sandbox for a workspace: `writable` roots, with `.lathe` and `.claude` of the first
-    /// root (the workspace) read-only, and its git repository as [`git::access`] lays out (what a
-    /// commit writes is writable, hooks and config are not).
-    pub fn new(mode: SandboxMode, network: NetworkAccess, mut writable: Vec<PathBuf>) -> Sandbox {
-        let mut read_only = Vec::new();
-        if let Some(workspace) = writable.first().cloned() {
-            read_only.extend([".lathe", ".claude"].iter().map(|name| workspace.join(name)));
-            let repository = git::access(&workspace);
-            writable.extend(repository.writable);
-            read_only.extend(repository.read_only);
-        }
+    /// The sandbox for a workspace: `writable` roots, with `.git`, `.lathe` and `.claude` of the
+    /// first root (the workspace) read-only.
+    pub fn new(mode: SandboxMode, network: NetworkAccess, writable: Vec<PathBuf>) -> Sandbox {
+        let read_only = match writable.first() {
+            Some(workspace) => {
+                [".git", ".lathe", ".claude"].iter().map(|name| workspace.join(name)).collect()
+            }
+            None => Vec::new(),
+        };
         Sandbox { mode, network, writable, read_only }
     }
 
@@ -177,7 +173,7 @@ impl Sandbox {
         let git_read_only = matches!(backend(), Ok(Backend::Bubblewrap(_)));
         let writes = match self.mode {
             SandboxMode::WorkspaceWrite if git_read_only => {
-                "writes only to the workspace and temp dirs, git hooks and config read-only"
+                "writes only to the workspace and temp dirs, .git read-only"
             }
             SandboxMode::WorkspaceWrite => "writes only to the workspace and temp dirs",
             SandboxMode::ReadOnly => "no writes",
