@@ -224,6 +224,7 @@ fn exit_code(cause: &StopCause) -> u8 {
         | StopCause::ContextExhausted { .. } => EXIT_LIMIT,
         StopCause::Cancelled => EXIT_CANCELLED,
         StopCause::Refused | StopCause::Hook { .. } => EXIT_FAILED,
+        StopCause::Error { kind, .. } if kind == crate::failure::USAGE => EXIT_USAGE,
         StopCause::Error { .. } => EXIT_API,
     }
 }

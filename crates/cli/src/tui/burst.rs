@@ -6,13 +6,26 @@
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-/// Turns each plain Enter press that has a printable character press right before and right after
-/// it in `events` (one burst) into Shift+Enter, which inserts a line break.
+/// Turns each run of plain Enter presses that has a printable character press right before and
+/// right after it in `events` (one burst) into Shift+Enter presses, which insert line breaks (so
+/// a pasted blank line stays in the prompt).
 pub fn line_breaks_inside(events: &mut [Event]) {
-    for at in 1..events.len().saturating_sub(1) {
-        if is_plain_enter(&events[at]) && is_printable(&events[at - 1]) && is_printable(&events[at + 1]) {
-            events[at] = Event::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::SHIFT));
+    let mut at = 0;
+    while at < events.len() {
+        if !is_plain_enter(&events[at]) {
+            at += 1;
+            continue;
         }
+        // A run of Enters (a blank line is two) between printable keys.
+        let end = (at..events.len()).find(|&i| !is_plain_enter(&events[i])).unwrap_or(events.len());
+        let before = at > 0 && is_printable(&events[at - 1]);
+        let after = end < events.len() && is_printable(&events[end]);
+        if before && after {
+            for event in &mut events[at..end] {
+                *event = Event::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::SHIFT));
+            }
+        }
+        at = end;
     }
 }
 
@@ -55,6 +68,9 @@ mod tests {
         let mut burst = chars("line1\rline2\r");
         line_breaks_inside(&mut burst);
         assert_eq!(enters(&burst), vec![KeyModifiers::SHIFT, KeyModifiers::NONE]);
+        let mut paragraphs = chars("one\r\rtwo\r");
+        line_breaks_inside(&mut paragraphs);
+        assert_eq!(enters(&paragraphs), vec![KeyModifiers::SHIFT, KeyModifiers::SHIFT, KeyModifiers::NONE]);
         let mut typed = chars("\r");
         line_breaks_inside(&mut typed);
         assert_eq!(enters(&typed), vec![KeyModifiers::NONE]);

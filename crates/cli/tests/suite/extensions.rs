@@ -188,7 +188,7 @@ async fn an_unknown_command_is_refused_in_print_mode_as_in_the_ui_and_a_path_is_
     let env = env();
     let server = scripted(json!([{"text": "It is slow because of the disk."}])).await;
     let out = run(&env, &server, &["-p", "/nosuch thing"]).await;
-    assert_ne!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(2), "a usage error: {}", stderr(&out));
     assert!(stderr(&out).contains("unknown command /nosuch"), "{}", stderr(&out));
     assert!(server.requests().is_empty(), "an unknown command is never sent to the model");
     let out = run(&env, &server, &["-p", "/usr/bin/foo is slow"]).await;

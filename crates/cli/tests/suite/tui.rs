@@ -408,7 +408,7 @@ async fn control_bytes_in_a_paste_reach_the_model_as_carets_and_an_unbracketed_b
     let controls = setup.tmp.path().join("controls.txt");
     std::fs::write(&controls, "ab\u{3}cd\u{1b}ef").expect("paste file");
     let lines = setup.tmp.path().join("lines.txt");
-    std::fs::write(&lines, "line1\nline2").expect("paste file");
+    std::fs::write(&lines, "line1\n\nline2").expect("paste file");
     let dir = setup.tmp.path().to_path_buf();
     tokio::task::spawn_blocking(move || {
         let pane = Tmux::start(&dir, 100, 30, &script);
@@ -434,7 +434,7 @@ async fn control_bytes_in_a_paste_reach_the_model_as_carets_and_an_unbracketed_b
     let first = requests[0].body["messages"].to_string();
     assert!(first.contains("ab^Ccd^[ef") && !first.contains('\u{fffd}'), "{first}");
     let second = requests[1].body["messages"].to_string();
-    assert!(second.contains("line1\\nline2"), "{second}");
+    assert!(second.contains("line1\\n\\nline2"), "a pasted blank line stays in the prompt: {second}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -210,8 +210,9 @@ impl Runner {
                     "unknown command /{name}: no custom command or skill of this session has that name \
                      (to send text that starts with /{name} to the model, put another character first)"
                 );
+                // A usage error, as an unknown flag is (print mode exits 2).
                 let _ = self.events.send(AgentEvent::Finished {
-                    cause: StopCause::Error { kind: "command".into(), message },
+                    cause: StopCause::Error { kind: "usage".into(), message },
                     stats: RunStats::default(),
                     final_text: String::new(),
                 });
