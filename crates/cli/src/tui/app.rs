@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, EventStream, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
-use futures::{FutureExt, StreamExt};
+use futures::StreamExt;
 use lathe_core::host::{Flags, Interaction, SessionBuilder, SessionChoice, SessionHandle, StartError};
 use lathe_protocol::{AgentEvent, AgentOp, Content};
 use ratatui::backend::CrosstermBackend;
@@ -202,9 +202,11 @@ impl App {
                         if burst.len() >= MAX_BURST_EVENTS {
                             break;
                         }
-                        match input.next().now_or_never() {
-                            Some(more) => next = more,
-                            None => break,
+                        // Polled with this task's waker (not a no-op one, as `now_or_never` would
+                        // give): crossterm wakes the waker it was last polled with when input comes.
+                        match futures::poll!(input.next()) {
+                            std::task::Poll::Ready(more) => next = more,
+                            std::task::Poll::Pending => break,
                         }
                     }
                     self.keys(&mut burst);
