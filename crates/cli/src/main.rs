@@ -175,8 +175,8 @@ async fn print_mode(format: args::OutputFormat, session: SessionHandle, prompt: 
         };
         let Some(event) = event else { break };
         match &event {
-            AgentEvent::SessionStarted { model, provider, tools, cwd, .. } => {
-                printer.init(model, provider, tools, cwd)
+            AgentEvent::SessionStarted { model, provider, tools, cwd, sandbox, .. } => {
+                printer.init(model, provider, tools, cwd, sandbox)
             }
             AgentEvent::Warning { message } => printer.warning(message),
             AgentEvent::Finished { cause, stats, final_text } => {

@@ -2,7 +2,7 @@
 //! newline-delimited JSON events (`stream-json`).
 //!
 //! stream-json lines, one object each, in order:
-//! `{"type":"init","session_id","model","provider","tools":[…],"cwd"}` ·
+//! `{"type":"init","session_id","model","provider","tools":[…],"cwd","sandbox"}` ·
 //! `{"type":"text","text"}` (one per assistant message with text) ·
 //! `{"type":"tool_call","id","name","arguments"}` ·
 //! `{"type":"tool_result","id","name","status","is_error","elapsed_ms","exit_code","output"}` ·
@@ -70,11 +70,11 @@ impl Printer {
     }
 
     /// The `init` line (stream-json only).
-    pub fn init(&self, model: &str, provider: &str, tools: &[String], cwd: &str) {
+    pub fn init(&self, model: &str, provider: &str, tools: &[String], cwd: &str, sandbox: &str) {
         if self.format == OutputFormat::StreamJson {
             line(
                 &json!({"type": "init", "session_id": self.session_id, "model": model, "provider": provider,
-                         "tools": tools, "cwd": cwd}),
+                         "tools": tools, "cwd": cwd, "sandbox": sandbox}),
             );
         }
     }

@@ -1,8 +1,8 @@
 //! Turns configuration into a session's permission machinery: the [`Policy`] (rules from the six
 //! settings files, path guard, plan file, sandbox fallback), the OS [`Sandbox`] of `shell`, and the
 //! shell's environment policy. Reads nothing itself (the settings files come read and parsed, see
-//! [`crate::config::SettingsSources`]): the shell parser and the sandbox backend are loaded on
-//! first use, not here.
+//! [`crate::config::SettingsSources`]): the shell parser is loaded on first use, and the sandbox
+//! backend is probed in the background ([`start_sandbox_probe`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -28,6 +28,34 @@ pub struct Permissions {
     pub warnings: Vec<String>,
 }
 
+/// The sandbox a session in `mode` runs commands in: `[sandbox] mode` (default `workspace-write`,
+/// `off` under `--yolo` unless configured) and `[sandbox] network` (default off).
+pub fn sandbox_settings(layer: &ConfigLayer, mode: PermissionMode) -> (SandboxMode, NetworkAccess) {
+    // `--yolo` drops the sandbox too (as Codex's does), unless the user configured one.
+    let default_sandbox =
+        if mode == PermissionMode::Bypass { SandboxMode::Off } else { SandboxMode::WorkspaceWrite };
+    (layer.sandbox.mode.unwrap_or(default_sandbox), layer.sandbox.network.unwrap_or(NetworkAccess::Off))
+}
+
+/// Starts probing the sandbox backend on a background thread when the session will use one, so
+/// the answer is ready by the time `init`, `/status` or the first command needs it.
+pub fn start_sandbox_probe(layer: &ConfigLayer, mode: PermissionMode) {
+    let (sandbox, network) = sandbox_settings(layer, mode);
+    if sandbox != SandboxMode::Off {
+        lathe_policy::sandbox::probe::start(network);
+    }
+}
+
+/// One line on the sandbox for `init` and `/status`, and a warning when the backend is not the
+/// first choice (see [`lathe_policy::sandbox::probe::Probed::warning`]). Waits for the probe.
+pub fn sandbox_state(layer: &ConfigLayer, mode: PermissionMode) -> (String, Option<String>) {
+    let (sandbox, network) = sandbox_settings(layer, mode);
+    let warning = (sandbox != SandboxMode::Off)
+        .then(|| lathe_policy::sandbox::probe::probed(network).warning())
+        .flatten();
+    (lathe_policy::sandbox::describe(sandbox, network), warning)
+}
+
 /// Builds the permission machinery of a session in `workspace` under `mode`, with the rules of
 /// `settings` (the session's settings files, read once; hooks come from the same ones).
 /// `lathe_home` is `~/.lathe` (or `$LATHE_HOME`); the plan file is
@@ -43,10 +71,7 @@ pub fn permissions(
     let home = settings.home.clone();
     let loaded = lathe_policy::settings::load_read(&settings.files, home.as_deref());
     let warnings = loaded.problems.clone();
-    // `--yolo` drops the sandbox too (as Codex's does), unless the user configured one.
-    let default_sandbox =
-        if mode == PermissionMode::Bypass { SandboxMode::Off } else { SandboxMode::WorkspaceWrite };
-    let sandbox_mode = layer.sandbox.mode.unwrap_or(default_sandbox);
+    let (sandbox_mode, network) = sandbox_settings(layer, mode);
     let policy = Policy::new(PolicyConfig {
         mode,
         workspace: workspace.to_path_buf(),
@@ -55,14 +80,10 @@ pub fn permissions(
         protected: settings.paths().map(Path::to_path_buf).collect(),
         plan_file: Some(plan_file(lathe_home, session_id)),
         sandbox: sandbox_mode,
+        network,
     });
-    let sandbox = (sandbox_mode != SandboxMode::Off).then(|| {
-        Arc::new(Sandbox::new(
-            sandbox_mode,
-            layer.sandbox.network.unwrap_or(NetworkAccess::Off),
-            policy.guard().writable_roots(),
-        ))
-    });
+    let sandbox = (sandbox_mode != SandboxMode::Off)
+        .then(|| Arc::new(Sandbox::new(sandbox_mode, network, policy.guard().writable_roots())));
     let mut remove: Vec<String> = PROVIDER_KEYS.iter().map(|name| name.to_string()).collect();
     remove.extend(layer.providers.values().filter_map(|entry| entry.api_key_env.clone()));
     let shell_env = ShellEnv { keep: layer.shell_env.keep.clone().unwrap_or_default(), remove };

@@ -55,6 +55,7 @@ fn main() {
         protected: files.into_iter().map(|f| f.path).collect(),
         plan_file: None,
         sandbox: SandboxMode::Off,
+        network: Default::default(),
     });
     let access = |command: &str| Access::Execute { command: command.to_string(), cwd: ws.clone() };
 

@@ -31,6 +31,9 @@ pub enum AgentEvent {
         session_file: Option<String>,
         /// User turns already in the conversation (0 for a new session).
         resumed_turns: u32,
+        /// The sandbox `shell` commands run in, one line: mode, network and backend, or why no
+        /// backend works (`workspace-write, network off, bubblewrap`; `off (…)`).
+        sandbox: String,
     },
     /// A model request is about to be sent (1-based turn within this user turn).
     TurnStarted {

@@ -27,6 +27,7 @@ impl UiState {
                 cwd,
                 permission_mode,
                 resumed_turns,
+                sandbox,
                 ..
             } => {
                 let text = if resumed_turns > 0 {
@@ -43,6 +44,7 @@ impl UiState {
                 self.session.model = model;
                 self.session.provider = provider;
                 self.session.cwd = cwd;
+                self.session.sandbox = sandbox;
                 self.set_mode(permission_mode);
             }
             AgentEvent::ModeChanged { mode } => self.set_mode(mode),

@@ -81,7 +81,7 @@ pub fn cost(totals: &RunStats) -> String {
     )
 }
 
-/// `/status`: session, model, mode, context.
+/// `/status`: session, model, permission mode, sandbox, workspace, context, cost.
 pub fn status(session: &SessionView, context_tokens: u64, totals: &RunStats) -> String {
     let context = match session.context_window {
         Some(window) if window > 0 => {
@@ -90,11 +90,12 @@ pub fn status(session: &SessionView, context_tokens: u64, totals: &RunStats) -> 
         _ => format!("{context_tokens} tokens"),
     };
     format!(
-        "session {}\nmodel {} ({})\npermission mode {}\nworkspace {}\ncontext {context}\ncost ${:.4}",
+        "session {}\nmodel {} ({})\npermission mode {}\nsandbox {}\nworkspace {}\ncontext {context}\ncost ${:.4}",
         session.session_id,
         session.model,
         session.provider,
         session.mode.map_or("", PermissionMode::as_str),
+        session.sandbox,
         session.cwd,
         totals.cost_usd
     )

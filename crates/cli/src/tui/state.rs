@@ -48,6 +48,8 @@ pub struct SessionView {
     pub context_window: Option<u64>,
     /// One line per MCP server with its status and tool count (`/mcp`, as `lathe mcp list`).
     pub mcp_servers: Vec<String>,
+    /// The sandbox commands run in, one line (empty until the session has started).
+    pub sandbox: String,
 }
 
 /// Something the front end must do for the UI.

@@ -31,6 +31,7 @@ pub fn session() -> SessionView {
         mode: Some(PermissionMode::Default),
         context_window: Some(200_000),
         mcp_servers: Vec::new(),
+        sandbox: "workspace-write, network off, bubblewrap".into(),
     }
 }
 

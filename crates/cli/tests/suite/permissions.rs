@@ -104,6 +104,9 @@ fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+mod git_commit;
+mod sandbox_state;
+
 #[tokio::test]
 async fn each_mode_with_rules_from_both_settings_files() {
     // (mode flag, expected status of c1…c6)

@@ -72,6 +72,8 @@ pub struct SessionInfo {
     pub session_file: Option<PathBuf>,
     /// Each configured MCP server, its status and tool count (what `/mcp` shows).
     pub mcp_servers: Vec<crate::mcp::ServerReport>,
+    /// The sandbox commands run in, one line (`workspace-write, network off, bubblewrap`).
+    pub sandbox: String,
 }
 
 /// A running session: send ops, receive events.
@@ -117,6 +119,7 @@ impl SessionBuilder {
         let home = self.home.clone().unwrap_or_else(paths::lathe_home);
         let config = Config::resolve(&self.flags, &home)?;
         let resolved = config.build_provider(None, None)?;
+        crate::permissions::start_sandbox_probe(&config.layer, config.permission_mode);
         // MCP servers start now, in the background, while the session file and the system prompt
         // are prepared; their tools are collected just before the agent is built.
         let mcp = crate::mcp::start(&home, &config.workspace, &self.flags.mcp_config, &config.layer)
@@ -161,6 +164,8 @@ impl SessionBuilder {
         }
         let session_file = opened.writer.as_ref().map(|writer| writer.path().to_path_buf());
         let mut tools = ToolRegistry::builtin();
+        // The shell tool's description states the sandbox its commands run in.
+        tools.register(Arc::new(lathe_tools::builtin::Shell::in_sandbox(ctx.sandbox.as_deref())));
         let mcp = mcp.finish().await;
         tracing::debug!("MCP servers ready");
         warnings.extend(mcp.warnings().iter().cloned());
@@ -252,6 +257,9 @@ impl SessionBuilder {
         };
         warnings.extend(agent.session_start(source).await);
 
+        let (sandbox, sandbox_warning) =
+            crate::permissions::sandbox_state(&config.layer, config.permission_mode);
+        warnings.extend(sandbox_warning);
         let (ops, op_receiver) = mpsc::unbounded_channel();
         let info = SessionInfo {
             id: opened.id,
@@ -260,6 +268,7 @@ impl SessionBuilder {
             workspace: config.workspace.clone(),
             session_file,
             mcp_servers: mcp.reports().to_vec(),
+            sandbox,
         };
         if let Some(approver) = &approver {
             agent = agent.with_approver(approver.clone());
@@ -273,6 +282,7 @@ impl SessionBuilder {
             permission_mode: agent.permission_mode(),
             session_file: info.session_file.as_ref().map(|path| path.display().to_string()),
             resumed_turns: agent.user_turn(),
+            sandbox: info.sandbox.clone(),
         });
         warnings.extend(command_warnings);
         for message in warnings {

@@ -316,5 +316,5 @@ impl Runner {
 /// The one-line summary of a user's command: the shell tool's, so it reads like a call of it.
 fn command_summary(command: &str) -> String {
     let arguments = serde_json::json!({ "command": command });
-    lathe_tools::DynTool::summary(&lathe_tools::builtin::Shell, &arguments)
+    lathe_tools::DynTool::summary(&lathe_tools::builtin::Shell::default(), &arguments)
 }

@@ -71,6 +71,7 @@ fn policy(ws: &Path, home: &Path, mode: PermissionMode) -> Arc<Policy> {
         protected: files.into_iter().map(|f| f.path).collect(),
         plan_file: Some(home.join(".lathe/plans/s.md")),
         sandbox: SandboxMode::Off,
+        network: Default::default(),
     }))
 }
 

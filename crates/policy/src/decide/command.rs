@@ -186,14 +186,15 @@ impl Ctx<'_> {
         if self.policy.sandbox == SandboxMode::Off {
             return decision;
         }
-        match sandbox::backend() {
+        let network = self.policy.network();
+        match sandbox::backend(network) {
             Ok(_) => decision,
             Err(why) => self.ask(Decision::ask(
                 SANDBOX_FALLBACK,
                 format!(
                     "no OS sandbox is available ({why}), so commands that are not read-only need approval"
                 ),
-                "install bubblewrap (apt-get install bubblewrap), or set `[sandbox] mode = \"off\"` in ~/.lathe/config.toml",
+                sandbox::probe::probed(network).advice(),
             )),
         }
     }

@@ -25,7 +25,7 @@ use crate::rules::{Rule, RuleKind, RuleSet, ToolName};
 mod command;
 mod expand;
 mod files;
-use crate::sandbox::SandboxMode;
+use crate::sandbox::{NetworkAccess, SandboxMode};
 use crate::settings::{Loaded, Poison};
 use crate::{Access, PermissionMode};
 pub(crate) use files::url_host;
@@ -137,6 +137,7 @@ pub struct Policy {
     poison: Vec<Poison>,
     plan_file: Option<PathBuf>,
     sandbox: SandboxMode,
+    network: NetworkAccess,
     sandbox_notice_given: AtomicBool,
 }
 
@@ -158,6 +159,8 @@ pub struct PolicyConfig {
     pub plan_file: Option<PathBuf>,
     /// The sandbox commands run in (decides the fallback when it is unavailable).
     pub sandbox: SandboxMode,
+    /// Whether sandboxed commands reach the network (which backend probe applies).
+    pub network: NetworkAccess,
 }
 
 impl Policy {
@@ -177,6 +180,7 @@ impl Policy {
             poison: config.settings.poison,
             plan_file: config.plan_file.map(|path| crate::path::real_path(&path)),
             sandbox: config.sandbox,
+            network: config.network,
             sandbox_notice_given: AtomicBool::new(false),
         }
     }
@@ -209,16 +213,18 @@ impl Policy {
         self.sandbox
     }
 
+    /// Whether sandboxed commands reach the network (as configured).
+    pub fn network(&self) -> NetworkAccess {
+        self.network
+    }
+
     /// The first time a decision fell back to asking because the sandbox is unavailable: a line
     /// saying so (shown once per session); afterwards `None`.
     pub fn sandbox_notice(&self, decision: &Decision) -> Option<String> {
         if decision.by != SANDBOX_FALLBACK || self.sandbox_notice_given.swap(true, Ordering::Relaxed) {
             return None;
         }
-        Some(format!(
-            "{}; install bubblewrap (apt-get install bubblewrap) or set `[sandbox] mode = \"off\"`",
-            decision.reason
-        ))
+        Some(format!("{}; {}", decision.reason, crate::sandbox::probe::probed(self.network).advice()))
     }
 
     /// Adds allow rules approved with "always" for the rest of the session.

@@ -3,24 +3,32 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
+use super::probe::BwrapFailure;
 use super::{NetworkAccess, Sandbox, SandboxMode};
 
-/// Finds `bwrap` on `PATH` and checks that it can set up a sandbox here (user namespaces may be
-/// off, or a container may forbid mounts).
-pub(super) fn probe() -> Result<PathBuf, String> {
+/// Finds `bwrap` on `PATH` and checks that it can set up the sandbox commands will run in here,
+/// with the same namespaces (user namespaces may be off, a container may forbid mounts or a
+/// network namespace).
+pub(super) fn probe(network: NetworkAccess) -> Result<PathBuf, BwrapFailure> {
     let path = std::env::var_os("PATH")
         .and_then(|paths| std::env::split_paths(&paths).map(|dir| dir.join("bwrap")).find(|p| p.is_file()))
-        .ok_or_else(|| "bubblewrap (bwrap) is not installed".to_string())?;
-    let output = std::process::Command::new(&path)
-        .args(["--ro-bind", "/", "/", "--dev", "/dev", "--unshare-net", "--", "true"])
+        .ok_or(BwrapFailure::Missing)?;
+    let mut probe = std::process::Command::new(&path);
+    probe.args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid"]);
+    if network == NetworkAccess::Off {
+        probe.arg("--unshare-net");
+    }
+    let output = probe
+        .args(["--", "true"])
         .stdin(std::process::Stdio::null())
         .output()
-        .map_err(|e| format!("bwrap cannot start: {e}"))?;
+        .map_err(|e| BwrapFailure::Spawn(e.to_string()))?;
     if output.status.success() {
         Ok(path)
     } else {
         let stderr = String::from_utf8_lossy(&output.stderr);
-        Err(format!("bwrap cannot create a sandbox here: {}", stderr.trim()))
+        let line = stderr.lines().rev().find(|line| !line.trim().is_empty()).unwrap_or("no message");
+        Err(BwrapFailure::Refused(line.trim().to_string()))
     }
 }
 
@@ -32,7 +40,19 @@ pub(super) fn command(
     cwd: &Path,
 ) -> std::process::Command {
     let mut command = std::process::Command::new(bwrap);
-    command.args(["--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]);
+    // A pid namespace: when the command exits, everything it left running inside dies with it
+    // (a `setsid` or double fork cannot outlive the call).
+    command.args([
+        "--die-with-parent",
+        "--unshare-pid",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+    ]);
     if sandbox.mode == SandboxMode::WorkspaceWrite {
         for root in sandbox.writable.iter().filter(|root| root.is_dir()) {
             command.arg("--bind").arg(root).arg(root);

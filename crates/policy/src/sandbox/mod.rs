@@ -1,12 +1,15 @@
 //! The OS sandbox for `shell` commands on Linux (FEATURES.md §D "OS sandbox").
 //!
 //! Policies: `workspace-write` (writes only to the workspace, its extra roots and the temp dirs;
-//! `.git`, `.lathe` and `.claude` inside them stay read-only), `read-only` (no writes anywhere),
+//! `.lathe` and `.claude` stay read-only, and of the repository only what a commit writes is
+//! writable, see [`git`]), `read-only` (no writes anywhere),
 //! `off`. The network is off inside the sandbox unless [`NetworkAccess::On`].
 //!
-//! Backends, chosen once per process on the first command that needs one (never at start-up):
+//! Backends, probed once per process and network policy ([`probe`]; a session starts the probe in
+//! the background):
 //! 1. bubblewrap (`bwrap`): a read-only bind of `/`, writable binds of the roots, read-only binds
-//!    of the protected directories over them, a fresh `/dev`, and `--unshare-net`;
+//!    of the protected directories over them, a fresh `/dev` and `/proc`, a pid namespace (nothing
+//!    a command starts outlives it) and, with the network off, `--unshare-net`;
 //! 2. Landlock (kernel ≥ 5.13): write access only beneath the roots (it cannot make `.git`
 //!    read-only inside a writable root), TCP bind/connect denied when the kernel has Landlock ABI
 //!    ≥ 4;
@@ -16,13 +19,16 @@
 //! `LATHE_SANDBOX_BACKEND=bwrap|landlock|none` forces a backend (tests; machines where one misbehaves).
 
 mod bwrap;
+mod git;
 #[cfg(target_os = "linux")]
 mod landlock;
+pub mod probe;
+
+pub use git::GitWatch;
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
@@ -88,32 +94,32 @@ pub enum Backend {
     Landlock(i32),
 }
 
-/// The backend of this machine, probed once (on first use); `Err` says why there is none.
-pub fn backend() -> Result<&'static Backend, &'static str> {
-    static BACKEND: OnceLock<Result<Backend, String>> = OnceLock::new();
-    BACKEND.get_or_init(probe).as_ref().map_err(String::as_str)
+/// The backend of this machine for commands with `network`, probed once ([`probe::probed`]);
+/// `Err` says why there is none.
+pub fn backend(network: NetworkAccess) -> Result<&'static Backend, String> {
+    let probed = probe::probed(network);
+    probed.backend.as_ref().ok_or_else(|| probed.reasons())
 }
 
-fn probe() -> Result<Backend, String> {
-    let forced = std::env::var("LATHE_SANDBOX_BACKEND").ok();
-    let mut reasons = Vec::new();
-    if forced.as_deref().is_none_or(|f| f == "bwrap") {
-        match bwrap::probe() {
-            Ok(path) => return Ok(Backend::Bubblewrap(path)),
-            Err(why) => reasons.push(why),
-        }
+/// One line for `/status` and the `init` line: mode, network and backend, or why there is none
+/// (`workspace-write, network off, bubblewrap`).
+pub fn describe(mode: SandboxMode, network: NetworkAccess) -> String {
+    if mode == SandboxMode::Off {
+        return "off (commands run with your own rights)".into();
     }
-    #[cfg(target_os = "linux")]
-    if forced.as_deref().is_none_or(|f| f == "landlock") {
-        match landlock::probe() {
-            Ok(abi) => return Ok(Backend::Landlock(abi)),
-            Err(why) => reasons.push(why),
-        }
+    let network_word = match network {
+        NetworkAccess::Off => "network off",
+        NetworkAccess::On => "network on",
+    };
+    let probed = probe::probed(network);
+    match probed.backend_name() {
+        Some(name) => format!("{}, {network_word}, {name}", mode.as_str()),
+        None => format!(
+            "{}, {network_word}, no backend ({}): commands that are not read-only ask",
+            mode.as_str(),
+            probed.reasons()
+        ),
     }
-    if let Some(forced) = forced.filter(|f| !matches!(f.as_str(), "bwrap" | "landlock")) {
-        reasons.push(format!("LATHE_SANDBOX_BACKEND={forced}"));
-    }
-    Err(reasons.join("; "))
 }
 
 /// How one command is confined.
@@ -125,21 +131,41 @@ pub struct Sandbox {
     pub network: NetworkAccess,
     /// Where it may write in `workspace-write` (workspace, extra roots, temp dirs).
     pub writable: Vec<PathBuf>,
-    /// Directories inside `writable` that stay read-only (`.git`, `.lathe`, `.claude`).
+    /// Paths inside `writable` that stay read-only (`.lathe`, `.claude`, a worktree's `.git` file,
+    /// the hooks and config of the repository's git dir).
     pub read_only: Vec<PathBuf>,
+    /// The writable git dirs checked after each command ([`Sandbox::watch_git`]).
+    pub git_dirs: Vec<PathBuf>,
 }
 
 impl Sandbox {
-    /// The sandbox for a workspace: `writable` roots, with `.git`, `.lathe` and `.claude` of the
-    /// first root (the workspace) read-only.
-    pub fn new(mode: SandboxMode, network: NetworkAccess, writable: Vec<PathBuf>) -> Sandbox {
-        let read_only = match writable.first() {
-            Some(workspace) => {
-                [".git", ".lathe", ".claude"].iter().map(|name| workspace.join(name)).collect()
-            }
-            None => Vec::new(),
+    /// The sandbox for a workspace: `writable` roots, with `.lathe` and `.claude` of the first root
+    /// (the workspace) read-only, and of its git repository what `git add` and `git commit` write
+    /// writable and the rest read-only (see [`git`]'s module docs).
+    pub fn new(mode: SandboxMode, network: NetworkAccess, mut writable: Vec<PathBuf>) -> Sandbox {
+        let Some(workspace) = writable.first().cloned() else {
+            return Sandbox { mode, network, writable, read_only: Vec::new(), git_dirs: Vec::new() };
         };
-        Sandbox { mode, network, writable, read_only }
+        let git =
+            if mode == SandboxMode::WorkspaceWrite { git::access(&workspace) } else { Default::default() };
+        let mut read_only: Vec<PathBuf> =
+            [".lathe", ".claude"].iter().map(|name| workspace.join(name)).collect();
+        if !git.writable.contains(&workspace.join(".git")) {
+            read_only.push(workspace.join(".git"));
+        }
+        read_only.extend(git.read_only);
+        writable.extend(git.writable);
+        Sandbox { mode, network, writable, read_only, git_dirs: git.watched }
+    }
+
+    /// What the writable git dirs hold now; after the command (and all it started) has exited,
+    /// [`git::GitWatch::settle`] removes what it planted there that git would act on outside the
+    /// sandbox. Empty when no git dir is writable or no backend confines the command.
+    pub fn watch_git(&self) -> GitWatch {
+        if self.git_dirs.is_empty() || backend(self.network).is_err() {
+            return GitWatch::default();
+        }
+        GitWatch::new(&self.git_dirs)
     }
 
     /// A `std::process::Command` that runs `program args…` in `cwd` inside the sandbox, or
@@ -154,7 +180,7 @@ impl Sandbox {
         if self.mode == SandboxMode::Off {
             return plain();
         }
-        match backend() {
+        match backend(self.network) {
             Ok(Backend::Bubblewrap(bwrap)) => bwrap::command(self, bwrap, program, args, cwd),
             #[cfg(target_os = "linux")]
             Ok(Backend::Landlock(abi)) => {
@@ -168,42 +194,58 @@ impl Sandbox {
         }
     }
 
-    /// One line describing the sandbox, for a command that failed inside it, with how to loosen it.
-    pub fn failure_note(&self) -> String {
-        let git_read_only = matches!(backend(), Ok(Backend::Bubblewrap(_)));
-        let writes = match self.mode {
-            SandboxMode::WorkspaceWrite if git_read_only => {
-                "writes only to the workspace and temp dirs, .git read-only"
-            }
-            SandboxMode::WorkspaceWrite => "writes only to the workspace and temp dirs",
-            SandboxMode::ReadOnly => "no writes",
-            SandboxMode::Off => "unconfined",
-        };
-        let network = match self.network {
-            NetworkAccess::Off => "network off",
-            NetworkAccess::On => "network on",
-        };
-        format!(
-            "[sandbox: this command ran in the {} sandbox ({writes}, {network}); if it failed because of that, \
-             the user can allow it with `[sandbox] mode = \"off\"` or `network = \"on\"` in ~/.lathe/config.toml, \
-             or --sandbox off]",
-            self.mode.as_str()
-        )
+    /// A line for a command that failed inside the sandbox with `output`, or `None` when the
+    /// output shows no sign of the sandbox: which refusal it looks like (the network, a write),
+    /// what the sandbox allows, and the setting that allows more.
+    pub fn failure_note(&self, output: &str) -> Option<String> {
+        let network =
+            self.network == NetworkAccess::Off && NETWORK_SIGNS.iter().any(|sign| output.contains(sign));
+        let write = self.mode != SandboxMode::Off && WRITE_SIGNS.iter().any(|sign| output.contains(sign));
+        let bwrap = matches!(backend(self.network), Ok(Backend::Bubblewrap(_)));
+        let mut notes = Vec::new();
+        if network {
+            let loopback = if bwrap {
+                " (the sandbox has its own loopback: servers on the host's localhost are out of reach too)"
+            } else {
+                ""
+            };
+            notes.push(format!(
+                "the sandbox refused the network: commands run with the network off{loopback}; the user can allow \
+                 it with `[sandbox] network = \"on\"` in ~/.lathe/config.toml"
+            ));
+        }
+        if write {
+            let writes = match self.mode {
+                SandboxMode::WorkspaceWrite if bwrap => {
+                    "writes go only to the workspace and the temp dirs; .git's hooks and config, .lathe and .claude \
+                     are read-only"
+                }
+                SandboxMode::WorkspaceWrite => "writes go only to the workspace and the temp dirs",
+                _ => "the sandbox is read-only",
+            };
+            notes.push(format!(
+                "the sandbox may have refused a write ({} sandbox: {writes}); the user can allow more with \
+                 `[sandbox] mode = \"off\"` in ~/.lathe/config.toml or --sandbox off",
+                self.mode.as_str()
+            ));
+        }
+        (!notes.is_empty()).then(|| format!("[sandbox: {}]", notes.join("; ")))
     }
 }
 
-/// Whether `output` of a failed command looks like the sandbox stopped it (a read-only file
-/// system, a denied write, no network).
-pub fn looks_blocked(output: &str) -> bool {
-    const SIGNS: &[&str] = &[
-        "Read-only file system",
-        "Permission denied",
-        "Operation not permitted",
-        "Network is unreachable",
-        "Could not resolve host",
-        "Temporary failure in name resolution",
-        "Name or service not known",
-        "Connection refused",
-    ];
-    SIGNS.iter().any(|sign| output.contains(sign))
-}
+/// What a refused connection or name lookup prints (bash, curl, git, Python, Node).
+const NETWORK_SIGNS: &[&str] = &[
+    "Network is unreachable",
+    "Could not resolve host",
+    "Temporary failure in name resolution",
+    "Name or service not known",
+    "Connection refused",
+    "Failed to connect",
+    "ECONNREFUSED",
+    "ENOTFOUND",
+    "EAI_AGAIN",
+    "getaddrinfo",
+];
+
+/// What a refused write prints.
+const WRITE_SIGNS: &[&str] = &["Read-only file system", "Permission denied", "Operation not permitted"];

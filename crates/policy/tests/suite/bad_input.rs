@@ -18,6 +18,7 @@ fn policy_with(f: &Fixture, mode: PermissionMode) -> (Policy, Vec<String>) {
         protected: Vec::new(),
         plan_file: None,
         sandbox: SandboxMode::Off,
+        network: Default::default(),
     });
     (policy, problems)
 }

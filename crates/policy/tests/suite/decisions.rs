@@ -87,6 +87,7 @@ pub fn policy(f: &Fixture, mode: PermissionMode) -> Policy {
         protected: files.into_iter().map(|file| file.path).collect(),
         plan_file: Some(f.lathe_home.join("plans/s1.md")),
         sandbox: SandboxMode::Off,
+        network: Default::default(),
     })
 }
 

@@ -24,7 +24,7 @@ fn backend_or_fallback() -> Option<&'static Backend> {
     let bwrap_installed = std::env::var_os("PATH")
         .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join("bwrap").is_file()));
     assert!(bwrap_installed, "bubblewrap is not installed: run scripts/install-build-deps.sh");
-    match backend() {
+    match backend(NetworkAccess::Off) {
         Ok(backend) => Some(backend),
         Err(why) => {
             let f = fixture();
@@ -68,10 +68,11 @@ fn backend_or_fallback() -> Option<&'static Backend> {
 }
 
 #[test]
-fn workspace_write_confines_writes_to_the_workspace_and_keeps_git_read_only() {
+fn workspace_write_confines_writes_to_the_workspace_and_keeps_git_hooks_and_config_read_only() {
     let Some(_) = backend_or_fallback() else { return };
     let f = fixture();
-    std::fs::create_dir_all(f.ws.join(".git")).expect("git dir");
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).expect("git dir");
+    std::fs::write(f.ws.join(".git/config"), "[core]\n").expect("config");
     let sandbox = Sandbox::new(SandboxMode::WorkspaceWrite, NetworkAccess::Off, vec![f.ws.clone()]);
     let inside = run(&sandbox, "echo ok > ./x && cat ./x", &f.ws);
     assert!(inside.status.success(), "{inside:?}");
@@ -79,10 +80,25 @@ fn workspace_write_confines_writes_to_the_workspace_and_keeps_git_read_only() {
     let home = run(&sandbox, &format!("echo no > {}/x", f.home.display()), &f.ws);
     assert!(!home.status.success(), "{home:?}");
     assert!(!f.home.join("x").exists());
-    let git = run(&sandbox, "touch .git/hooked", &f.ws);
-    if matches!(backend(), Ok(Backend::Bubblewrap(_))) {
-        assert!(!git.status.success(), "{git:?}");
-        assert!(!f.ws.join(".git/hooked").exists());
+    let watch = sandbox.watch_git();
+    let git = run(
+        &sandbox,
+        "touch .git/hooks/pre-commit; echo x >> .git/config; touch .git/index .git/planted",
+        &f.ws,
+    );
+    let removed = watch.settle();
+    if matches!(backend(NetworkAccess::Off), Ok(Backend::Bubblewrap(_))) {
+        assert_eq!(
+            String::from_utf8_lossy(&git.stderr).matches("Read-only file system").count(),
+            2,
+            "{git:?}"
+        );
+        assert!(!f.ws.join(".git/hooks/pre-commit").exists());
+        assert_eq!(std::fs::read_to_string(f.ws.join(".git/config")).expect("config"), "[core]\n");
+        // What a commit writes stays; a name git does not write is removed after the command.
+        assert!(f.ws.join(".git/index").exists());
+        assert!(!f.ws.join(".git/planted").exists(), "{removed:?}");
+        assert_eq!(removed.len(), 1, "{removed:?}");
     }
 }
 

@@ -46,7 +46,7 @@ pub fn all() -> Vec<Arc<dyn DynTool>> {
         Arc::new(Grep),
         Arc::new(Glob),
         Arc::new(ListDir),
-        Arc::new(Shell),
+        Arc::new(Shell::default()),
         Arc::new(TodoWrite),
     ]
 }

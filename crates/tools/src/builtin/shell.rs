@@ -50,9 +50,50 @@ pub const KILL_GRACE: Duration = Duration::from_millis(200);
 const HEAD_CAPTURE_BYTES: usize = 32 * 1024 * 1024;
 const TAIL_CAPTURE_BYTES: usize = 4 * 1024 * 1024;
 
-/// The `shell` tool.
+/// The `shell` tool. Its description states the sandbox commands run in ([`Shell::in_sandbox`]),
+/// so the model knows before a download fails that the network is off.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Shell;
+pub struct Shell {
+    description: Option<&'static str>,
+}
+
+macro_rules! shell_description {
+    ($($sandbox:literal)?) => {
+        concat!(
+            "Run a bash command in the workspace (stdin is closed, no terminal: prompts fail at once; \
+             stdout and stderr are combined). Long output keeps its head and tail. Prefer \
+             read_file/grep/glob/edit_file for files."
+            $(, " ", $sandbox)?
+        )
+    };
+}
+
+impl Shell {
+    /// The tool for commands confined by `sandbox` (`None`: no sandbox), its description saying
+    /// what the sandbox allows.
+    pub fn in_sandbox(sandbox: Option<&lathe_policy::sandbox::Sandbox>) -> Shell {
+        use lathe_policy::{NetworkAccess, SandboxMode};
+        let description = match sandbox.map(|sandbox| (sandbox.mode, sandbox.network)) {
+            None | Some((SandboxMode::Off, _)) => shell_description!(),
+            Some((SandboxMode::WorkspaceWrite, NetworkAccess::Off)) => shell_description!(
+                "Sandbox: writes only in the workspace and temp dirs (.git hooks and config read-only); \
+                 NO network (downloads, package installs and connections to localhost servers fail; ask \
+                 the user when one is needed)."
+            ),
+            Some((SandboxMode::WorkspaceWrite, NetworkAccess::On)) => shell_description!(
+                "Sandbox: writes only in the workspace and temp dirs (.git hooks and config read-only); \
+                 network on."
+            ),
+            Some((SandboxMode::ReadOnly, NetworkAccess::Off)) => {
+                shell_description!("Sandbox: read-only (no writes anywhere); NO network.")
+            }
+            Some((SandboxMode::ReadOnly, NetworkAccess::On)) => {
+                shell_description!("Sandbox: read-only (no writes anywhere); network on.")
+            }
+        };
+        Shell { description: Some(description) }
+    }
+}
 
 /// Arguments of `shell`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -74,9 +115,7 @@ impl Tool for Shell {
     }
 
     fn description(&self) -> &'static str {
-        "Run a bash command in the workspace (stdin is closed, no terminal: prompts fail at once; \
-         stdout and stderr are combined). Long output keeps its head and tail. Prefer \
-         read_file/grep/glob/edit_file for files."
+        self.description.unwrap_or(shell_description!())
     }
 
     fn effect(&self) -> Effect {
@@ -106,7 +145,11 @@ impl Tool for Shell {
             )));
         }
         let timeout_ms = args.timeout_ms.unwrap_or(ctx.shell_default_timeout_ms).clamp(1, MAX_TIMEOUT_MS);
-        let run = run_command(&args.command, &cwd, ctx, timeout_ms).await?;
+        let git_watch = ctx.sandbox.as_ref().map(|sandbox| sandbox.watch_git());
+        let run = run_command(&args.command, &cwd, ctx, timeout_ms).await;
+        // The command's process group is gone (and, under bubblewrap, its pid namespace).
+        let planted = git_watch.map(|watch| watch.settle()).unwrap_or_default();
+        let run = run?;
         // Cleaning and spilling megabytes is CPU and disk work: keep it off the async workers.
         let command = args.command;
         let spill_dir = ctx.spill_dir.clone();
@@ -114,8 +157,17 @@ impl Tool for Shell {
             .await
             .map_err(|e| ToolError::Failed(format!("internal error: {e}")))?;
         let text = output.text_content();
-        if let Some(note) = super::shell_env::sandbox_note(ctx, output.exit_code.unwrap_or(0), &text) {
-            output.content = vec![lathe_protocol::Content::text(format!("{text}\n{note}"))];
+        let mut notes: Vec<String> =
+            super::shell_env::sandbox_note(ctx, output.exit_code.unwrap_or(0), &text).into_iter().collect();
+        if !planted.is_empty() {
+            notes.push(format!(
+                "[sandbox: removed what this command left in the git dir that git would act on outside the \
+                 sandbox (a config redirect, a link git writes through): {}]",
+                planted.join(", ")
+            ));
+        }
+        if !notes.is_empty() {
+            output.content = vec![lathe_protocol::Content::text(format!("{text}\n{}", notes.join("\n")))];
         }
         Ok(output)
     }

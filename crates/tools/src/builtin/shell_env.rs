@@ -39,9 +39,9 @@ pub fn sandbox_note(ctx: &ToolContext, exit_code: i32, output: &str) -> Option<S
     let sandbox = ctx.sandbox.as_ref()?;
     if exit_code == 0
         || sandbox.mode == lathe_policy::SandboxMode::Off
-        || lathe_policy::sandbox::backend().is_err()
+        || lathe_policy::sandbox::backend(sandbox.network).is_err()
     {
         return None;
     }
-    lathe_policy::sandbox::looks_blocked(output).then(|| sandbox.failure_note())
+    sandbox.failure_note(output)
 }

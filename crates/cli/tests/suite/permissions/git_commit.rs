@@ -1,0 +1,105 @@
+//! Committing under `workspace-write`: `git add` and `git commit` work in a repository and in a
+//! linked worktree, while every way a command could make a later git outside the sandbox run its
+//! code (hooks, config, a moved `.git`, a planted `commondir` or submodule dir, a link git writes
+//! through, a process left behind to plant one later) fails or is undone.
+
+use super::*;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .expect("git");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[tokio::test]
+async fn the_sandbox_lets_git_commit_in_a_repository_and_a_linked_worktree_but_not_touch_hooks_or_config() {
+    for linked in [false, true] {
+        let p = project();
+        // The main checkout lies outside the workspace when the workspace is a linked worktree.
+        let main = if linked { p.out.join("main") } else { p.ws.clone() };
+        std::fs::create_dir_all(&main).expect("main");
+        git(&main, &["init", "-q", "-b", "trunk"]);
+        std::fs::write(main.join("README"), "hello\n").expect("README");
+        git(&main, &["add", "README"]);
+        git(&main, &["commit", "-qm", "first"]);
+        if linked {
+            std::fs::remove_dir_all(&p.ws).expect("ws");
+            git(&main, &["worktree", "add", "-q", "-b", "feat", p.ws.to_str().expect("utf-8")]);
+        }
+        let common = main.join(".git");
+        let config_before = std::fs::read(common.join("config")).expect("config");
+        // A script, so only the sandbox (not the command analysis) stands between it and the hooks.
+        // After the commit it tries each way to make a later git outside the sandbox run its code.
+        std::fs::write(
+            p.ws.join("probe.sh"),
+            "echo hi > a.txt && git add a.txt && git commit -qm add-a && echo committed\n\
+             common=$(git rev-parse --git-common-dir); own=$(git rev-parse --git-dir)\n\
+             touch \"$common/hooks/pre-commit\" 2>/dev/null || echo hooks-protected\n\
+             (echo '[core]' >> \"$common/config\") 2>/dev/null || echo config-protected\n\
+             mv .git .git-moved 2>/dev/null || echo dot-git-stays\n\
+             mv \"$own/config\" \"$own/config.old\" 2>/dev/null || echo config-stays\n\
+             (echo /tmp > \"$own/commondir\") 2>/dev/null\n\
+             mkdir -p \"$own/modules/x\" 2>/dev/null\n\
+             ln -sf \"$HOME/.bashrc\" \"$own/COMMIT_EDITMSG\" 2>/dev/null\n\
+             (setsid sh -c 'sleep 1; echo /tmp > \"$0/commondir\"' \"$own\" &) 2>/dev/null\n\
+             echo planted\n",
+        )
+        .expect("probe");
+        settings(&p, ".lathe/settings.json", json!({"permissions": {"allow": ["Bash(bash probe.sh)"]}}));
+        let server = scripted(vec![shell("c1", "bash probe.sh")]).await;
+        // Default mode: the sandbox applies (bypass mode runs commands unconfined).
+        let mut run = lathe(&p, &server, &["-p", "commit"]);
+        for (key, value) in [("GIT_AUTHOR_NAME", "t"), ("GIT_AUTHOR_EMAIL", "t@example.com")] {
+            run.env(key, value);
+        }
+        run.env("GIT_COMMITTER_NAME", "t").env("GIT_COMMITTER_EMAIL", "t@example.com");
+        let out = output(run).await;
+        assert_eq!(out.status.code(), Some(0), "linked={linked}: {}", stderr(&out));
+        let lines = lines(&out);
+        let shown = output_of(&lines, "c1");
+        let init = lines.iter().find(|l| l["type"] == "init").expect("init");
+        if !init["sandbox"].as_str().is_some_and(|s| s.ends_with("bubblewrap")) {
+            assert!(std::env::var_os("CI").is_none(), "bubblewrap does not work in CI: {init}");
+            eprintln!("SKIPPED: bubblewrap does not work on this machine ({init})");
+            return;
+        }
+        assert!(shown.contains("committed"), "linked={linked}: {shown}");
+        let branch = if linked { "feat" } else { "trunk" };
+        assert!(git(&main, &["log", branch, "--oneline"]).contains("add-a"), "linked={linked}");
+        assert!(
+            shown.contains("hooks-protected") && shown.contains("config-protected"),
+            "linked={linked}: {shown}"
+        );
+        assert!(!common.join("hooks/pre-commit").exists(), "linked={linked}");
+        assert!(shown.contains("dot-git-stays") && shown.contains("planted"), "linked={linked}: {shown}");
+        // What the command planted is gone, and the result says so; the repository still works.
+        let own = PathBuf::from(git(&p.ws, &["rev-parse", "--absolute-git-dir"]).trim());
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        for planted in ["commondir", "modules"] {
+            if linked && planted == "commondir" {
+                assert_eq!(
+                    std::fs::read_to_string(own.join("commondir")).expect("commondir").trim(),
+                    "../.."
+                );
+                continue;
+            }
+            assert!(!own.join(planted).exists(), "linked={linked}: {planted} survived");
+        }
+        assert!(!own.join("COMMIT_EDITMSG").symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()));
+        assert!(shown.contains("[sandbox: removed"), "linked={linked}: {shown}");
+        assert!(git(&p.ws, &["status", "--short"]).contains("probe.sh"), "linked={linked}");
+        assert_eq!(std::fs::read(common.join("config")).expect("config"), config_before, "linked={linked}");
+        if linked {
+            assert!(!main.join("a.txt").exists(), "the main checkout is untouched");
+        }
+    }
+}
