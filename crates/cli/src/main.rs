@@ -35,6 +35,9 @@ fn main() -> ExitCode {
         Err(code) => return ExitCode::from(code),
     };
     init_tracing();
+    // Whatever detaches from a command's group (`setsid`, a double fork) is re-parented to Lathe,
+    // so that at exit nothing Lathe started survives.
+    let adopted = lathe_process::orphans::adopt();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {
@@ -51,7 +54,19 @@ fn main() -> ExitCode {
     // A tool thread blocked in a system call (a FIFO nobody writes to) must not keep the process
     // alive after the run has ended and its result is printed.
     runtime.shutdown_timeout(Duration::from_millis(200));
+    end_adopted(adopted);
     ExitCode::from(code)
+}
+
+/// Ends what Lathe's commands, hooks and servers left running anywhere below it (see
+/// [`lathe_process::orphans`]), and says so in the log.
+fn end_adopted(adopted: bool) {
+    if adopted {
+        let ended = lathe_process::orphans::end_adopted(Duration::from_millis(200));
+        if !ended.is_empty() {
+            tracing::info!(?ended, "ended processes left running at exit");
+        }
+    }
 }
 
 /// Cancels the run on SIGINT (Ctrl+C), SIGTERM or SIGHUP — the session then kills running
@@ -73,6 +88,7 @@ fn watch_signals(ops: mpsc::UnboundedSender<AgentOp>) -> Arc<AtomicU8> {
                 _ = hup.recv() => 129,
             };
             if seen.swap(code, Ordering::SeqCst) != 0 {
+                end_adopted(true);
                 std::process::exit(i32::from(code));
             }
             let _ = ops.send(AgentOp::Cancel);

@@ -9,6 +9,8 @@
 //!   whole group (`killpg(2)`), [`Group::stop`] sends SIGTERM, waits up to a grace period for the
 //!   leader, then SIGKILL. A [`GroupGuard`] kills the group when dropped (a future given up on).
 //!
+//! - [`orphans`]: Lathe adopts what detached from its group and ends it at exit.
+//!
 //! The `unsafe` of this module is the `pre_exec` hook (it runs `setsid` between fork and exec) and
 //! the `killpg` call; both are documented where they stand.
 #![warn(missing_docs)]
@@ -16,6 +18,8 @@
 use std::time::Duration;
 
 use tokio::process::{Child, Command};
+
+pub mod orphans;
 
 /// `SIGTERM`: asks a group to end.
 pub const SIGTERM: i32 = libc::SIGTERM;
@@ -131,6 +135,16 @@ impl Group {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         self.signal(SIGKILL);
+        // They were re-parented to Lathe (see [`orphans`]) when the leader exited; collect their
+        // exit status so they leave no zombies. None of them is a child tokio waits for: that is
+        // only the leader.
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(100);
+        while tokio::time::Instant::now() < deadline && !self.members().is_empty() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        for pid in &left {
+            orphans::reap(*pid);
+        }
         left
     }
 }

@@ -64,3 +64,45 @@ async fn a_hooks_background_job_is_stopped_when_the_hook_exits() {
     let seen = tool_result_text(&server.requests()[1].body);
     assert!(seen.contains("ran"), "the call ran after the hook: {seen}");
 }
+
+#[tokio::test]
+async fn a_job_that_detached_from_its_group_does_not_outlive_lathe() {
+    // `setsid` and a double fork leave the call's process group, so ending the group misses them;
+    // Lathe adopts such orphans and ends them at exit — unconfined (--yolo) and in the sandbox
+    // (whose pid namespace ends them with the call). Each would write a file a second later.
+    for flags in [&["--yolo"][..], &["--permission-mode", "accept-edits"][..]] {
+        let env = env();
+        let late = |name: &str| env.root.join(name);
+        let hook = format!(
+            "(setsid sh -c 'sleep 1; touch {}' >/dev/null 2>&1 < /dev/null &); exit 0",
+            late("hook-late").display()
+        );
+        env.write_json(
+            "ws/.claude/settings.json",
+            &json!({
+                "permissions": {"allow": ["Bash(bash detach.sh)"]},
+                "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": hook}]}]}
+            }),
+        );
+        std::fs::write(
+            env.workspace.join("detach.sh"),
+            "setsid sh -c 'sleep 1; touch setsid-late' >/dev/null 2>&1 < /dev/null &\n\
+             (nohup sh -c 'sleep 1; touch nohup-late' >/dev/null 2>&1 < /dev/null &) &\n\
+             sleep 0.2; echo detached\n",
+        )
+        .expect("script");
+        let server =
+            scripted(json!([call("c1", "shell", json!({"command": "bash detach.sh"})), {"text": "done"}]))
+                .await;
+        let mut args = vec!["-p", "detach"];
+        args.extend_from_slice(flags);
+        let out = output(lathe(&env, &server.url(), &args)).await;
+        assert_eq!(out.status.code(), Some(0), "{flags:?}: {}", stderr(&out));
+        let seen = tool_result_text(&server.requests()[1].body);
+        assert!(seen.contains("detached"), "{flags:?}: {seen}");
+        std::thread::sleep(Duration::from_millis(2_000));
+        for file in [env.workspace.join("setsid-late"), env.workspace.join("nohup-late"), late("hook-late")] {
+            assert!(!file.exists(), "{flags:?}: what wrote {} outlived Lathe", file.display());
+        }
+    }
+}
