@@ -293,3 +293,20 @@ async fn every_failure_in_json_output_ends_with_a_result_object() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("no session"), "{}", stderr(&out));
 }
+
+#[tokio::test]
+async fn continue_after_a_refused_run_picks_the_conversation_before_it() {
+    let env = Env::new(FAST_RETRIES);
+    let server = serve(json!({"turns": [{"text": "first answer"}, {"text": "second answer"}]})).await;
+    let out = output(env.run_against(&server, "anthropic", "remember the word heron", &[])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Refused before its prompt reached the ledger: an unknown command is a usage error.
+    std::thread::sleep(Duration::from_millis(20));
+    let refused = output(env.run_against(&server, "anthropic", "/no-such-command", &[])).await;
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    let again = output(env.run_against(&server, "anthropic", "which word?", &["--continue"])).await;
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    let texts = request_texts(&server);
+    assert_eq!(texts.len(), 2, "{texts:?}");
+    assert!(texts[1].contains("heron") && texts[1].contains("which word?"), "{}", texts[1]);
+}

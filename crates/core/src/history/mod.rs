@@ -91,14 +91,22 @@ pub fn changed_path(call: &ToolCall) -> Option<&str> {
     call.arguments.get("path").and_then(|path| path.as_str())
 }
 
-/// A user message's text blocks joined with newlines.
+/// How the report of a `!cmd` the user ran starts; the report is prepended to the next prompt's
+/// message as a text block of its own.
+pub const COMMAND_REPORT_PREFIX: &str = "I ran a shell command myself: ";
+
+/// What the user typed in a user message: its text blocks joined with newlines, without the
+/// reports of `!cmd` commands Lathe prepended ([`COMMAND_REPORT_PREFIX`]) — the prompt the
+/// session list, the turn list and a rewind show.
 pub fn message_text(message: &UserMessage) -> String {
     let parts: Vec<&str> = message
         .content
         .iter()
         .filter_map(|content| match content {
-            Content::Text { text } => Some(text.as_str()),
-            Content::Image { .. } | Content::Thinking(_) | Content::ToolCall(_) => None,
+            Content::Text { text } if !text.starts_with(COMMAND_REPORT_PREFIX) => Some(text.as_str()),
+            Content::Text { .. } | Content::Image { .. } | Content::Thinking(_) | Content::ToolCall(_) => {
+                None
+            }
         })
         .collect();
     parts.join("\n")

@@ -47,7 +47,8 @@ impl CommandOutcome {
             output.push_str("\n[output cut]");
         }
         format!(
-            "I ran a shell command myself: `{command}` ({status}). Its output:\n```\n{}\n```",
+            "{}`{command}` ({status}). Its output:\n```\n{}\n```",
+            crate::history::COMMAND_REPORT_PREFIX,
             output.trim_end()
         )
     }

@@ -66,17 +66,29 @@ fn salvage(line: &[u8]) -> Option<LedgerItem> {
     serde_json::from_str(&String::from_utf8_lossy(&kept)).ok()
 }
 
-/// The most recently modified session file in `dir`.
+/// The session `--continue` picks in `dir`: the most recently modified session file that holds a
+/// prompt, or the most recent file when none does. A run that ended before its first prompt
+/// reached the ledger (refused at start, quit at once) leaves a file with no prompt in it, and
+/// continuing that would lose the conversation before it.
 pub fn latest(dir: &Path) -> Result<PathBuf, SessionError> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(_) => return Err(SessionError::NoneFound(dir.to_path_buf())),
     };
-    entries
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
         .filter_map(Result::ok)
         .filter(|entry| entry.path().extension().is_some_and(|ext| ext == "jsonl"))
         .filter_map(|entry| Some((entry.metadata().ok()?.modified().ok()?, entry.path())))
-        .max_by_key(|(modified, _)| *modified)
+        .collect();
+    files.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
+    let has_prompt = |path: &Path| {
+        load(path).is_ok_and(|loaded| loaded.items.iter().any(|item| matches!(item, LedgerItem::User(_))))
+    };
+    let newest = files.first().map(|(_, path)| path.clone());
+    files
+        .into_iter()
         .map(|(_, path)| path)
+        .find(|path| has_prompt(path))
+        .or(newest)
         .ok_or_else(|| SessionError::NoneFound(dir.to_path_buf()))
 }

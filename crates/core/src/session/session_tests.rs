@@ -116,3 +116,33 @@ fn a_line_whose_only_fault_is_a_bad_byte_inside_a_string_is_read_with_the_byte_l
     assert_eq!(message.text_content(), "keep \u{fffd}this text");
     assert!(loaded.warnings[0].starts_with("line 1: ") && loaded.warnings[0].contains("bad bytes left out"));
 }
+
+#[test]
+fn continue_passes_over_a_newer_session_that_holds_no_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut real = SessionWriter::open(dir.path(), "real").unwrap();
+    real.append(&LedgerItem::User(UserMessage::text("the work"))).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let mut empty = SessionWriter::open(dir.path(), "refused").unwrap();
+    empty.append(&LedgerItem::Meta(Meta::Rewind { turn: 1 })).unwrap();
+    assert_eq!(latest(dir.path()).unwrap(), real.path());
+    std::fs::remove_file(real.path()).unwrap();
+    assert_eq!(latest(dir.path()).unwrap(), empty.path(), "with no prompt anywhere, the newest");
+}
+
+#[test]
+fn the_session_list_shows_the_typed_prompt_not_a_command_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut writer = SessionWriter::open(dir.path(), "s1").unwrap();
+    let mut message = UserMessage::text("why did it fail?");
+    message.content.insert(
+        0,
+        lathe_protocol::Content::text(format!(
+            "{}`make` (exit code 2). Its output:",
+            crate::history::COMMAND_REPORT_PREFIX
+        )),
+    );
+    writer.append(&LedgerItem::User(message)).unwrap();
+    let listed = crate::session::list(dir.path());
+    assert_eq!(listed[0].first_prompt, "why did it fail?");
+}
