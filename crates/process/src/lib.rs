@@ -121,6 +121,13 @@ impl Group {
     /// Ends what is left of the group after its leader exited: returns the pids that were still in
     /// it, after SIGTERM, up to `grace` for them to go, then SIGKILL. Empty when nothing was left.
     pub async fn end_rest(self, grace: Duration) -> Vec<u32> {
+        self.end_rest_except(grace, &[]).await
+    }
+
+    /// [`Group::end_rest`], leaving out of the returned pids the processes named `ignored`
+    /// (`/proc/<pid>/comm`): a wrapper's own helper that is on its way out, such as the init
+    /// process of bubblewrap's pid namespace. They are signalled like the rest.
+    pub async fn end_rest_except(self, grace: Duration, ignored: &[&str]) -> Vec<u32> {
         // One syscall in the common case (the group is empty), the /proc scan only when it is not.
         if !self.has_members() {
             return Vec::new();
@@ -129,6 +136,14 @@ impl Group {
         if left.is_empty() {
             return left;
         }
+        let reported: Vec<u32> = left
+            .iter()
+            .copied()
+            .filter(|pid| {
+                let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+                !ignored.contains(&comm.trim_end())
+            })
+            .collect();
         self.signal(SIGTERM);
         let deadline = tokio::time::Instant::now() + grace;
         while tokio::time::Instant::now() < deadline && !self.members().is_empty() {
@@ -145,7 +160,7 @@ impl Group {
         for pid in &left {
             orphans::reap(*pid);
         }
-        left
+        reported
     }
 }
 

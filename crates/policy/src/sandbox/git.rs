@@ -1,23 +1,30 @@
 //! What of a git repository a `workspace-write` sandbox lets a command write — what `git add` and
-//! `git commit` write — and how nothing written there runs code when git runs later outside the
-//! sandbox.
+//! `git commit` write — and how nothing written there runs code, or writes elsewhere, when git
+//! runs later outside the sandbox.
 //!
-//! - A repository (`<ws>/.git` a directory): the git dir is bound writable onto itself, so it is a
-//!   mount point that cannot be renamed or replaced; `hooks/`, `config`, `config.worktree`,
-//!   `modules/`, `worktrees/` and `commondir` are bound read-only over it when they exist.
-//! - A linked worktree (`<ws>/.git` a file naming `<common>/worktrees/<name>`): the `.git` file
-//!   stays read-only (as `.git` does in [`super::Sandbox::new`]); the worktree's own git dir (its
-//!   `index`, `HEAD`, `logs/`) and the common dir's `objects/`, `refs/` and `logs/` are writable;
-//!   `commondir`, `gitdir` and `config.worktree` of the own git dir, and the common dir's hooks and
-//!   config, stay read-only like everything else outside the workspace.
+//! Nothing inside the workspace is trusted to widen the sandbox: a command may have planted it.
+//! - A repository (`<ws>/.git` a real directory, not a link): the git dir, its `objects/` and its
+//!   `refs/` are bound writable onto themselves, so they are mount points no command can rename
+//!   or remove (git would then stop seeing `.git` as a repository and take the workspace root for
+//!   a bare one); `hooks/`, `config`, `config.worktree`, `modules/`, `worktrees/` and `commondir`
+//!   are bound read-only over it when they exist.
+//! - A linked worktree (`<ws>/.git` a file naming `<common>/worktrees/<name>`), accepted only when
+//!   that git dir lies outside the workspace, is `<common>/worktrees/<name>` of the common dir its
+//!   `commondir` names, and its `gitdir` file names this `.git` back (what `git worktree add`
+//!   writes): the `.git` file stays read-only (as in [`super::Sandbox::new`]); the worktree's own
+//!   git dir and the common `objects/`, `refs/` and `logs/` are writable; its `commondir`,
+//!   `gitdir` and `config.worktree`, and the common dir itself (hooks, config, `packed-refs`) and
+//!   the main checkout stay read-only.
 //!
 //! A bind cannot cover a name that does not exist yet, and a commit needs the git dir itself
 //! writable (`index.lock` is created there and renamed onto `index`). So after each command
-//! [`GitWatch::settle`] removes what the command left in a writable git dir that git would act on
-//! later: a new top-level entry that is not one git writes itself (a planted `commondir` would
-//! send git to another repository's config), and a new symbolic link anywhere outside `objects/`
-//! (git writes `COMMIT_EDITMSG` and appends to `logs/` through links). Under bubblewrap nothing a
-//! command started outlives it (a pid namespace), so nothing can write after the check.
+//! [`GitWatch::settle`] undoes what it left that git would act on later: in a git dir a new
+//! top-level entry git does not write itself (a `commondir` would send git to another config) and
+//! a `HEAD` that is no longer valid (restored); anywhere, a new symbolic link (git writes
+//! `COMMIT_EDITMSG`, reflogs and loose objects through links); and `.lathe` or `.claude` created in
+//! the workspace (settings and hooks that would run unsandboxed in the next session). Under
+//! bubblewrap nothing a command started outlives it (a pid namespace), so nothing writes after the
+//! check.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -25,46 +32,81 @@ use std::path::{Path, PathBuf};
 /// The paths a sandbox adds for the repository of `workspace`.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(super) struct GitAccess {
-    /// Directories bound writable after the roots (the git dirs a commit writes).
+    /// Directories bound writable after the roots, in order (the git dirs a commit writes).
     pub writable: Vec<PathBuf>,
     /// Paths inside writable places that stay read-only (bound only when they exist).
     pub read_only: Vec<PathBuf>,
-    /// The writable git dirs [`GitWatch`] checks after each command.
-    pub watched: Vec<PathBuf>,
+    /// What [`GitWatch`] checks after each command.
+    pub watched: Vec<Watched>,
 }
 
-/// The layout for `workspace` (nothing when it is not the top of a repository).
+/// A directory checked after each command, and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Watched {
+    /// A git dir: new top-level names, `HEAD`, links below it (its `objects/` one level deep).
+    GitDir(PathBuf),
+    /// A directory of refs or logs: links below it.
+    Links(PathBuf),
+    /// An object store: links one level deep (the fan-out dirs, `pack/`, `info/`).
+    Objects(PathBuf),
+}
+
+/// The layout for `workspace` (nothing when it is not the top of a repository git accepts).
 pub(super) fn access(workspace: &Path) -> GitAccess {
     let dot_git = workspace.join(".git");
-    if dot_git.is_dir() {
+    let Ok(meta) = std::fs::symlink_metadata(&dot_git) else { return GitAccess::default() };
+    if meta.is_dir() {
         let read_only = ["hooks", "config", "config.worktree", "modules", "worktrees", "commondir"]
             .iter()
             .map(|name| dot_git.join(name))
             .collect();
-        return GitAccess { writable: vec![dot_git.clone()], read_only, watched: vec![dot_git] };
+        let writable = [dot_git.clone(), dot_git.join("objects"), dot_git.join("refs")]
+            .into_iter()
+            .filter(|dir| dir.is_dir())
+            .collect();
+        return GitAccess {
+            writable,
+            read_only,
+            watched: vec![Watched::GitDir(dot_git.clone()), Watched::Objects(dot_git.join("objects"))],
+        };
     }
-    let Some(git_dir) = linked_git_dir(&dot_git) else { return GitAccess::default() };
-    let Some(common) = std::fs::read_to_string(git_dir.join("commondir"))
-        .ok()
-        .map(|text| git_dir.join(text.trim()))
-        .and_then(|dir| dir.canonicalize().ok())
-    else {
+    if !meta.is_file() {
         return GitAccess::default();
-    };
+    }
+    let Some((git_dir, common)) = linked(workspace, &dot_git) else { return GitAccess::default() };
     let read_only =
         ["commondir", "gitdir", "config.worktree"].iter().map(|name| git_dir.join(name)).collect();
     let writable = std::iter::once(git_dir.clone())
         .chain(["objects", "refs", "logs"].iter().map(|name| common.join(name)))
+        .filter(|dir| dir.is_dir())
         .collect();
-    GitAccess { writable, read_only, watched: vec![git_dir, common.join("refs"), common.join("logs")] }
+    let watched = vec![
+        Watched::GitDir(git_dir),
+        Watched::Links(common.join("refs")),
+        Watched::Links(common.join("logs")),
+        Watched::Objects(common.join("objects")),
+    ];
+    GitAccess { writable, read_only, watched }
 }
 
-/// The git dir a `.git` file points to (`gitdir: <path>`, relative to the workspace or absolute).
-fn linked_git_dir(dot_git: &Path) -> Option<PathBuf> {
+/// The own git dir and the common dir of the linked worktree at `workspace`, when git itself made
+/// them (see the module docs); `None` for anything a command could have planted.
+fn linked(workspace: &Path, dot_git: &Path) -> Option<(PathBuf, PathBuf)> {
+    let workspace = workspace.canonicalize().ok()?;
     let text = std::fs::read_to_string(dot_git).ok()?;
     let path = text.lines().find_map(|line| line.strip_prefix("gitdir:"))?.trim();
-    let base = dot_git.parent()?;
-    base.join(path).canonicalize().ok()
+    let git_dir = workspace.join(path).canonicalize().ok()?;
+    if git_dir.starts_with(&workspace) {
+        return None;
+    }
+    let common = std::fs::read_to_string(git_dir.join("commondir")).ok()?;
+    let common = git_dir.join(common.trim()).canonicalize().ok()?;
+    if git_dir.parent()? != common.join("worktrees") {
+        return None;
+    }
+    let back = std::fs::read_to_string(git_dir.join("gitdir")).ok()?;
+    let back = Path::new(back.trim()).canonicalize().ok()?;
+    (back == workspace.join(".git")).then_some((git_dir, common))
 }
 
 /// Whether git itself writes a top-level entry called `name` in a git dir (state files such as
@@ -96,55 +138,109 @@ fn written_by_git(name: &str) -> bool {
         || name.starts_with("index.stash.")
 }
 
-/// What the writable git dirs held before a command: each dir's top-level names and every
-/// symbolic link outside `objects/`.
+/// Whether `text` is a `HEAD` git accepts: a symbolic ref into `refs/` or an object id.
+fn valid_head(text: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(text);
+    let text = text.trim_end();
+    text.strip_prefix("ref: ").is_some_and(|target| target.starts_with("refs/") && !target.contains(".."))
+        || ((text.len() == 40 || text.len() == 64) && text.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+#[derive(Debug)]
+struct Before {
+    watched: Watched,
+    names: BTreeSet<String>,
+    links: BTreeSet<PathBuf>,
+    head: Option<Vec<u8>>,
+}
+
+/// What the watched places held before a command (see the module docs); [`GitWatch::settle`]
+/// undoes what the command planted there. Dropped unsettled (a call given up on), it settles.
 #[derive(Debug, Default)]
 pub struct GitWatch {
-    before: Vec<(PathBuf, BTreeSet<String>, BTreeSet<PathBuf>)>,
+    before: Vec<Before>,
+    /// `.lathe` and `.claude` of the workspace, absent before the command.
+    absent: Vec<PathBuf>,
 }
 
 impl GitWatch {
-    pub(super) fn new(dirs: &[PathBuf]) -> GitWatch {
-        GitWatch { before: dirs.iter().map(|dir| (dir.clone(), names(dir), links(dir))).collect() }
+    pub(super) fn new(watched: &[Watched], protected: &[PathBuf]) -> GitWatch {
+        let before = watched
+            .iter()
+            .map(|watched| {
+                let (names, head) = match watched {
+                    Watched::GitDir(dir) => (names(dir), std::fs::read(dir.join("HEAD")).ok()),
+                    Watched::Links(_) | Watched::Objects(_) => (BTreeSet::new(), None),
+                };
+                Before { links: links(watched), watched: watched.clone(), names, head }
+            })
+            .collect();
+        let absent =
+            protected.iter().filter(|path| std::fs::symlink_metadata(path).is_err()).cloned().collect();
+        GitWatch { before, absent }
     }
 
-    /// Removes what the command planted (see the module docs) and says what, one line per entry
-    /// (`.git/commondir`), for the call's result. Call it once the command and everything it
-    /// started have exited.
+    /// Undoes what the command planted, one line per path for the call's result. Call it once the
+    /// command and everything it started have exited.
     pub fn settle(mut self) -> Vec<String> {
-        let mut removed = Vec::new();
-        for (dir, names_before, links_before) in std::mem::take(&mut self.before) {
-            let (dir, names_before, links_before) = (&dir, &names_before, &links_before);
-            let planted_names = names(dir)
-                .into_iter()
-                .filter(|name| !names_before.contains(name) && !written_by_git(name))
-                .map(|name| dir.join(name));
-            let planted_links = links(dir).into_iter().filter(|link| !links_before.contains(link));
-            for path in planted_names.chain(planted_links).collect::<BTreeSet<_>>() {
-                let gone = match std::fs::symlink_metadata(&path) {
-                    Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(&path),
-                    Ok(_) => std::fs::remove_file(&path),
-                    Err(_) => continue,
-                };
-                match gone {
-                    Ok(()) => removed.push(path.display().to_string()),
-                    Err(error) => {
-                        tracing::warn!(path = %path.display(), %error, "cannot remove what a command planted in .git");
-                        removed.push(format!("{} (could not remove it: {error})", path.display()));
-                    }
-                }
+        let mut undone = Vec::new();
+        let mut planted: BTreeSet<PathBuf> = std::mem::take(&mut self.absent)
+            .into_iter()
+            .filter(|path| std::fs::symlink_metadata(path).is_ok())
+            .collect();
+        let before = std::mem::take(&mut self.before);
+        for entry in &before {
+            if let Watched::GitDir(dir) = &entry.watched {
+                let names = names(dir)
+                    .into_iter()
+                    .filter(|name| !entry.names.contains(name) && !written_by_git(name));
+                planted.extend(names.map(|name| dir.join(name)));
+            }
+            planted.extend(links(&entry.watched).into_iter().filter(|link| !entry.links.contains(link)));
+        }
+        for path in planted {
+            let gone = match std::fs::symlink_metadata(&path) {
+                Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(&path),
+                Ok(_) => std::fs::remove_file(&path),
+                Err(_) => continue,
+            };
+            match gone {
+                Ok(()) => undone.push(format!("removed {}", path.display())),
+                Err(error) => undone.push(format!("could not remove {}: {error}", path.display())),
             }
         }
-        removed
+        for entry in &before {
+            let (Watched::GitDir(dir), Some(head)) = (&entry.watched, &entry.head) else { continue };
+            let path = dir.join("HEAD");
+            let now = std::fs::symlink_metadata(&path)
+                .ok()
+                .filter(|meta| meta.is_file())
+                .and_then(|_| std::fs::read(&path).ok());
+            if now.as_deref().is_some_and(valid_head) {
+                continue;
+            }
+            let _ = std::fs::remove_file(&path);
+            match std::fs::write(&path, head) {
+                Ok(()) => {
+                    undone.push(format!("restored {} (git no longer took it for a HEAD)", path.display()))
+                }
+                Err(error) => undone.push(format!("could not restore {}: {error}", path.display())),
+            }
+        }
+        for line in &undone {
+            tracing::warn!("sandbox: {line}");
+        }
+        undone
     }
 }
 
 impl Drop for GitWatch {
-    /// A call given up on mid-run (its future dropped) is settled too, after its process group
-    /// was ended.
     fn drop(&mut self) {
-        if !self.before.is_empty() {
-            let rest = GitWatch { before: std::mem::take(&mut self.before) };
+        if !self.before.is_empty() || !self.absent.is_empty() {
+            let rest = GitWatch {
+                before: std::mem::take(&mut self.before),
+                absent: std::mem::take(&mut self.absent),
+            };
             let _ = rest.settle();
         }
     }
@@ -156,19 +252,50 @@ fn names(dir: &Path) -> BTreeSet<String> {
         .unwrap_or_default()
 }
 
-/// Symbolic links under `dir`, not following any, skipping `objects/` (large, and git only reads
-/// object files from it).
-fn links(dir: &Path) -> BTreeSet<PathBuf> {
-    let objects = dir.join("objects");
-    ignore::WalkBuilder::new(dir)
-        .standard_filters(false)
-        .follow_links(false)
-        .filter_entry(move |entry| entry.path() != objects)
-        .build()
-        .flatten()
-        .filter(|entry| entry.path_is_symlink())
-        .map(|entry| entry.into_path())
-        .collect()
+/// The symbolic links in a watched place, following none: below a git dir or a refs or logs dir
+/// (an object store one level deep), in an object store one level deep and in its `pack/` and
+/// `info/` (its loose objects are many, and git only reads those).
+fn links(watched: &Watched) -> BTreeSet<PathBuf> {
+    let (dir, objects) = match watched {
+        Watched::GitDir(dir) => (dir.as_path(), Some(dir.join("objects"))),
+        Watched::Links(dir) => (dir.as_path(), None),
+        Watched::Objects(dir) => return object_links(dir),
+    };
+    let walk = |skip: Option<PathBuf>| {
+        ignore::WalkBuilder::new(dir)
+            .standard_filters(false)
+            .follow_links(false)
+            .filter_entry(move |entry| skip.as_deref() != Some(entry.path()))
+            .build()
+            .flatten()
+            .filter(|entry| entry.path_is_symlink())
+            .map(|entry| entry.into_path())
+            .collect::<BTreeSet<_>>()
+    };
+    let mut found = walk(objects.clone());
+    if let Some(objects) = objects {
+        found.extend(object_links(&objects));
+    }
+    found
+}
+
+fn object_links(objects: &Path) -> BTreeSet<PathBuf> {
+    let shallow = |dir: &Path| -> Vec<PathBuf> {
+        std::fs::read_dir(dir)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_symlink()))
+                    .map(|e| e.path())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut found: BTreeSet<PathBuf> = shallow(objects).into_iter().collect();
+    for sub in ["pack", "info"] {
+        found.extend(shallow(&objects.join(sub)));
+    }
+    found
 }
 
 #[cfg(test)]

@@ -2,16 +2,27 @@
 
 use super::*;
 
+/// A main checkout at `<root>/main` and its linked worktree `<root>/feat`, laid out as
+/// `git worktree add` lays them out.
+fn worktree(root: &Path) -> (PathBuf, PathBuf) {
+    let common = root.join("main/.git");
+    let own = common.join("worktrees/feat");
+    for dir in
+        [own.clone(), common.join("objects"), common.join("refs"), common.join("logs"), root.join("feat")]
+    {
+        std::fs::create_dir_all(dir).expect("dirs");
+    }
+    std::fs::write(own.join("commondir"), "../..\n").expect("commondir");
+    std::fs::write(own.join("gitdir"), format!("{}\n", root.join("feat/.git").display())).expect("gitdir");
+    std::fs::write(root.join("feat/.git"), format!("gitdir: {}\n", own.display())).expect(".git");
+    (common, own)
+}
+
 #[test]
 fn a_linked_worktree_writes_its_own_git_dir_and_the_common_objects_refs_and_logs() {
     let dir = tempfile::tempdir().expect("dir");
     let root = dir.path().canonicalize().expect("canonical");
-    let common = root.join("main/.git");
-    let own = common.join("worktrees/feat");
-    std::fs::create_dir_all(&own).expect("git dirs");
-    std::fs::write(own.join("commondir"), "../..\n").expect("commondir");
-    std::fs::create_dir_all(root.join("feat")).expect("worktree");
-    std::fs::write(root.join("feat/.git"), format!("gitdir: {}\n", own.display())).expect(".git");
+    let (common, own) = worktree(&root);
     let access = access(&root.join("feat"));
     assert_eq!(
         access.writable,
@@ -24,42 +35,89 @@ fn a_linked_worktree_writes_its_own_git_dir_and_the_common_objects_refs_and_logs
 }
 
 #[test]
-fn a_repository_binds_its_git_dir_and_keeps_hooks_and_config_read_only() {
+fn a_git_file_a_command_could_have_planted_widens_nothing() {
     let dir = tempfile::tempdir().expect("dir");
-    std::fs::create_dir_all(dir.path().join(".git")).expect(".git");
+    let root = dir.path().canonicalize().expect("canonical");
+    let (_, own) = worktree(&root);
+    // Another workspace pointing at feat's git dir: the back-pointer names feat, not it.
+    std::fs::create_dir_all(root.join("other")).expect("other");
+    std::fs::write(root.join("other/.git"), format!("gitdir: {}\n", own.display())).expect(".git");
+    assert_eq!(access(&root.join("other")), GitAccess::default());
+    // A git dir inside the workspace, whose commondir names another repository.
+    std::fs::create_dir_all(root.join("ws/fake")).expect("fake");
+    std::fs::write(root.join("ws/fake/commondir"), format!("{}\n", root.join("main/.git").display()))
+        .expect("cd");
+    std::fs::write(root.join("ws/.git"), "gitdir: fake\n").expect(".git");
+    assert_eq!(access(&root.join("ws")), GitAccess::default());
+    // A linked .git.
+    std::fs::create_dir_all(root.join("ws2")).expect("ws2");
+    std::os::unix::fs::symlink(root.join("main/.git"), root.join("ws2/.git")).expect("link");
+    assert_eq!(access(&root.join("ws2")), GitAccess::default());
+}
+
+#[test]
+fn a_repository_binds_its_git_dir_objects_and_refs_and_keeps_hooks_and_config_read_only() {
+    let dir = tempfile::tempdir().expect("dir");
+    let git = dir.path().join(".git");
+    std::fs::create_dir_all(git.join("objects")).expect("objects");
+    std::fs::create_dir_all(git.join("refs")).expect("refs");
     let access = access(dir.path());
-    assert_eq!(access.writable, vec![dir.path().join(".git")]);
+    assert_eq!(access.writable, vec![git.clone(), git.join("objects"), git.join("refs")]);
     for name in ["hooks", "config", "modules", "commondir"] {
-        assert!(access.read_only.contains(&dir.path().join(".git").join(name)), "{name}");
+        assert!(access.read_only.contains(&git.join(name)), "{name}");
     }
     assert_eq!(super::access(&dir.path().join("nothing")), GitAccess::default());
 }
 
 #[test]
-fn settle_removes_planted_names_and_links_and_keeps_what_git_writes() {
+fn settle_undoes_what_was_planted_and_keeps_what_git_writes() {
     let dir = tempfile::tempdir().expect("dir");
-    let git = dir.path().join(".git");
+    let ws = dir.path();
+    let git = ws.join(".git");
     std::fs::create_dir_all(git.join("refs/heads")).expect("refs");
     std::fs::create_dir_all(git.join("logs")).expect("logs");
+    std::fs::create_dir_all(git.join("objects/ab")).expect("objects");
     std::fs::write(git.join("HEAD"), "ref: refs/heads/main\n").expect("HEAD");
-    let watch = GitWatch::new(std::slice::from_ref(&git));
-    // What a commit writes.
+    let access = access(ws);
+    let watch = GitWatch::new(&access.watched, &[ws.join(".claude"), ws.join(".lathe")]);
+    // What a commit or a stash writes.
     std::fs::write(git.join("index"), "i").expect("index");
     std::fs::write(git.join("COMMIT_EDITMSG"), "m").expect("msg");
     std::fs::write(git.join("ORIG_HEAD"), "o").expect("orig");
     std::fs::write(git.join("refs/heads/main"), "sha").expect("ref");
-    // What would redirect git or write through a link outside the sandbox later.
+    std::fs::write(git.join("refs/stash"), "sha").expect("stash");
+    std::fs::write(git.join("objects/ab/cdef"), "obj").expect("object");
+    // What would redirect git, write through a link, or run in the next session.
     std::fs::write(git.join("commondir"), "/tmp/evil\n").expect("commondir");
     std::fs::create_dir_all(git.join("modules/x")).expect("modules");
-    std::os::unix::fs::symlink("/etc/passwd", git.join("logs/HEAD")).expect("link");
-    std::os::unix::fs::symlink("/etc/passwd", git.join("MERGE_MSG")).expect("link");
-    let removed = watch.settle();
-    for planted in ["commondir", "modules", "logs/HEAD", "MERGE_MSG"] {
-        assert!(!git.join(planted).exists() && git.join(planted).symlink_metadata().is_err(), "{planted}");
-        assert!(removed.iter().any(|r| r.ends_with(planted)), "{planted}: {removed:?}");
+    std::os::unix::fs::symlink("/etc", git.join("logs/HEAD")).expect("link");
+    std::os::unix::fs::symlink("/etc", git.join("MERGE_MSG")).expect("link");
+    std::os::unix::fs::symlink("/etc", git.join("objects/cd")).expect("link");
+    std::fs::create_dir_all(ws.join(".claude")).expect(".claude");
+    std::fs::write(ws.join(".claude/settings.json"), "{}").expect("settings");
+    std::fs::write(git.join("HEAD"), "garbage\n").expect("HEAD");
+    let undone = watch.settle();
+    for planted in ["commondir", "modules", "logs/HEAD", "MERGE_MSG", "objects/cd"] {
+        assert!(git.join(planted).symlink_metadata().is_err(), "{planted}");
+        assert!(undone.iter().any(|r| r.ends_with(planted)), "{planted}: {undone:?}");
     }
-    for kept in ["index", "COMMIT_EDITMSG", "ORIG_HEAD", "refs/heads/main", "HEAD"] {
+    assert!(!ws.join(".claude").exists(), "{undone:?}");
+    assert_eq!(std::fs::read_to_string(git.join("HEAD")).expect("HEAD"), "ref: refs/heads/main\n");
+    for kept in ["index", "COMMIT_EDITMSG", "ORIG_HEAD", "refs/heads/main", "refs/stash", "objects/ab/cdef"] {
         assert!(git.join(kept).is_file(), "{kept}");
     }
-    assert_eq!(removed.len(), 4, "{removed:?}");
+    assert_eq!(undone.len(), 7, "{undone:?}");
+}
+
+#[test]
+fn a_new_ref_dir_in_a_worktrees_common_refs_is_kept() {
+    let dir = tempfile::tempdir().expect("dir");
+    let root = dir.path().canonicalize().expect("canonical");
+    let (common, own) = worktree(&root);
+    std::fs::write(own.join("HEAD"), "ref: refs/heads/feat\n").expect("HEAD");
+    let watch = GitWatch::new(&access(&root.join("feat")).watched, &[]);
+    std::fs::write(common.join("refs/stash"), "sha").expect("stash");
+    std::fs::create_dir_all(common.join("refs/notes")).expect("notes");
+    assert_eq!(watch.settle(), Vec::<String>::new());
+    assert!(common.join("refs/stash").is_file() && common.join("refs/notes").is_dir());
 }

@@ -134,8 +134,10 @@ pub struct Sandbox {
     /// Paths inside `writable` that stay read-only (`.lathe`, `.claude`, a worktree's `.git` file,
     /// the hooks and config of the repository's git dir).
     pub read_only: Vec<PathBuf>,
-    /// The writable git dirs checked after each command ([`Sandbox::watch_git`]).
-    pub git_dirs: Vec<PathBuf>,
+    /// What is checked after each command ([`Sandbox::watch_git`]).
+    watched: Vec<git::Watched>,
+    /// `.lathe` and `.claude` of the workspace: removed after a command that created them.
+    settings_dirs: Vec<PathBuf>,
 }
 
 impl Sandbox {
@@ -144,28 +146,32 @@ impl Sandbox {
     /// writable and the rest read-only (see [`git`]'s module docs).
     pub fn new(mode: SandboxMode, network: NetworkAccess, mut writable: Vec<PathBuf>) -> Sandbox {
         let Some(workspace) = writable.first().cloned() else {
-            return Sandbox { mode, network, writable, read_only: Vec::new(), git_dirs: Vec::new() };
+            let (read_only, watched, settings_dirs) = (Vec::new(), Vec::new(), Vec::new());
+            return Sandbox { mode, network, writable, read_only, watched, settings_dirs };
         };
         let git =
             if mode == SandboxMode::WorkspaceWrite { git::access(&workspace) } else { Default::default() };
-        let mut read_only: Vec<PathBuf> =
+        let settings_dirs: Vec<PathBuf> =
             [".lathe", ".claude"].iter().map(|name| workspace.join(name)).collect();
+        let mut read_only = settings_dirs.clone();
         if !git.writable.contains(&workspace.join(".git")) {
             read_only.push(workspace.join(".git"));
         }
         read_only.extend(git.read_only);
         writable.extend(git.writable);
-        Sandbox { mode, network, writable, read_only, git_dirs: git.watched }
+        let settings_dirs = if mode == SandboxMode::WorkspaceWrite { settings_dirs } else { Vec::new() };
+        Sandbox { mode, network, writable, read_only, watched: git.watched, settings_dirs }
     }
 
-    /// What the writable git dirs hold now; after the command (and all it started) has exited,
-    /// [`git::GitWatch::settle`] removes what it planted there that git would act on outside the
-    /// sandbox. Empty when no git dir is writable or no backend confines the command.
+    /// What the writable git dirs and the workspace's settings dirs hold now; after the command
+    /// (and all it started) has exited, [`git::GitWatch::settle`] undoes what it planted there
+    /// that git or the next session would act on outside the sandbox. Empty when no backend
+    /// confines the command or nothing is writable.
     pub fn watch_git(&self) -> GitWatch {
-        if self.git_dirs.is_empty() || backend(self.network).is_err() {
+        if self.mode != SandboxMode::WorkspaceWrite || backend(self.network).is_err() {
             return GitWatch::default();
         }
-        GitWatch::new(&self.git_dirs)
+        GitWatch::new(&self.watched, &self.settings_dirs)
     }
 
     /// A `std::process::Command` that runs `program args…` in `cwd` inside the sandbox, or

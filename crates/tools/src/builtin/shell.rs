@@ -72,22 +72,52 @@ impl Shell {
     /// The tool for commands confined by `sandbox` (`None`: no sandbox), its description saying
     /// what the sandbox allows.
     pub fn in_sandbox(sandbox: Option<&lathe_policy::sandbox::Sandbox>) -> Shell {
+        use lathe_policy::sandbox::Backend;
         use lathe_policy::{NetworkAccess, SandboxMode};
-        let description = match sandbox.map(|sandbox| (sandbox.mode, sandbox.network)) {
-            None | Some((SandboxMode::Off, _)) => shell_description!(),
-            Some((SandboxMode::WorkspaceWrite, NetworkAccess::Off)) => shell_description!(
+        let Some(sandbox) = sandbox.filter(|sandbox| sandbox.mode != SandboxMode::Off) else {
+            return Shell { description: Some(shell_description!()) };
+        };
+        let description = match (
+            lathe_policy::sandbox::backend(sandbox.network),
+            sandbox.mode,
+            sandbox.network,
+        ) {
+            (Err(_), _, _) => shell_description!(
+                "No OS sandbox works here: a command that may change something needs the user's approval."
+            ),
+            (Ok(Backend::Landlock(abi)), SandboxMode::WorkspaceWrite, _) if *abi < 4 => shell_description!(
+                "Sandbox (Landlock): writes only in the workspace and temp dirs; the network is not blocked."
+            ),
+            (Ok(Backend::Landlock(abi)), SandboxMode::ReadOnly, _) if *abi < 4 => shell_description!(
+                "Sandbox (Landlock): read-only (no writes anywhere); the network is not blocked."
+            ),
+            (Ok(Backend::Landlock(_)), SandboxMode::WorkspaceWrite, NetworkAccess::Off) => {
+                shell_description!(
+                    "Sandbox (Landlock): writes only in the workspace and temp dirs; TCP connections are refused \
+                 (downloads and package installs fail; ask the user when one is needed)."
+                )
+            }
+            (Ok(Backend::Landlock(_)), SandboxMode::ReadOnly, NetworkAccess::Off) => shell_description!(
+                "Sandbox (Landlock): read-only (no writes anywhere); TCP connections are refused."
+            ),
+            (Ok(Backend::Landlock(_)), SandboxMode::WorkspaceWrite, _) => {
+                shell_description!(
+                    "Sandbox (Landlock): writes only in the workspace and temp dirs; network on."
+                )
+            }
+            (_, SandboxMode::WorkspaceWrite, NetworkAccess::Off) => shell_description!(
                 "Sandbox: writes only in the workspace and temp dirs (.git hooks and config read-only); \
                  NO network (downloads, package installs and connections to localhost servers fail; ask \
                  the user when one is needed)."
             ),
-            Some((SandboxMode::WorkspaceWrite, NetworkAccess::On)) => shell_description!(
+            (_, SandboxMode::WorkspaceWrite, NetworkAccess::On) => shell_description!(
                 "Sandbox: writes only in the workspace and temp dirs (.git hooks and config read-only); \
                  network on."
             ),
-            Some((SandboxMode::ReadOnly, NetworkAccess::Off)) => {
+            (_, _, NetworkAccess::Off) => {
                 shell_description!("Sandbox: read-only (no writes anywhere); NO network.")
             }
-            Some((SandboxMode::ReadOnly, NetworkAccess::On)) => {
+            (_, _, NetworkAccess::On) => {
                 shell_description!("Sandbox: read-only (no writes anywhere); network on.")
             }
         };
@@ -161,8 +191,8 @@ impl Tool for Shell {
             super::shell_env::sandbox_note(ctx, output.exit_code.unwrap_or(0), &text).into_iter().collect();
         if !planted.is_empty() {
             notes.push(format!(
-                "[sandbox: removed what this command left in the git dir that git would act on outside the \
-                 sandbox (a config redirect, a link git writes through): {}]",
+                "[sandbox: undid what this command left that git or the next session would act on outside the \
+                 sandbox (a git config redirect, a link git writes through, settings): {}]",
                 planted.join(", ")
             ));
         }
@@ -258,8 +288,11 @@ async fn run_command(
         }
     }
     // Nothing the command started outlives the call: what is left of its group is stopped.
+    // Under bubblewrap the group also holds the init process of its pid namespace, which may
+    // still be exiting when bash has: it is no job of the command's.
+    let wrapper: &[&str] = if ctx.sandbox.is_some() { &["bwrap"] } else { &[] };
     let left_running = match group {
-        Some(group) => group.end_rest(KILL_GRACE).await,
+        Some(group) => group.end_rest_except(KILL_GRACE, wrapper).await,
         None => Vec::new(),
     };
     guard.disarm();

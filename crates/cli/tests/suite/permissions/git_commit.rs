@@ -42,6 +42,7 @@ async fn the_sandbox_lets_git_commit_in_a_repository_and_a_linked_worktree_but_n
         std::fs::write(
             p.ws.join("probe.sh"),
             "echo hi > a.txt && git add a.txt && git commit -qm add-a && echo committed\n\
+             echo more >> README && git stash -q && echo stashed\n\
              common=$(git rev-parse --git-common-dir); own=$(git rev-parse --git-dir)\n\
              touch \"$common/hooks/pre-commit\" 2>/dev/null || echo hooks-protected\n\
              (echo '[core]' >> \"$common/config\") 2>/dev/null || echo config-protected\n\
@@ -51,6 +52,9 @@ async fn the_sandbox_lets_git_commit_in_a_repository_and_a_linked_worktree_but_n
              mkdir -p \"$own/modules/x\" 2>/dev/null\n\
              ln -sf \"$HOME/.bashrc\" \"$own/COMMIT_EDITMSG\" 2>/dev/null\n\
              (setsid sh -c 'sleep 1; echo /tmp > \"$0/commondir\"' \"$own\" &) 2>/dev/null\n\
+             ln -s /tmp \"$common/objects/zz\" 2>/dev/null\n\
+             mkdir -p .claude && echo '{}' > .claude/settings.json\n\
+             echo garbage > \"$own/HEAD\"\n\
              echo planted\n",
         )
         .expect("probe");
@@ -95,7 +99,12 @@ async fn the_sandbox_lets_git_commit_in_a_repository_and_a_linked_worktree_but_n
             assert!(!own.join(planted).exists(), "linked={linked}: {planted} survived");
         }
         assert!(!own.join("COMMIT_EDITMSG").symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()));
-        assert!(shown.contains("[sandbox: removed"), "linked={linked}: {shown}");
+        assert!(shown.contains("[sandbox: undid") && shown.contains("restored"), "linked={linked}: {shown}");
+        assert!(shown.contains("stashed"), "linked={linked}: {shown}");
+        assert!(git(&p.ws, &["stash", "list"]).contains("stash@{0}"), "linked={linked}: the stash was lost");
+        assert!(common.join("objects/zz").symlink_metadata().is_err(), "linked={linked}");
+        assert!(!p.ws.join(".claude").exists(), "linked={linked}: a settings dir was planted");
+        assert!(git(&p.ws, &["log", "--oneline"]).contains("add-a"), "linked={linked}: HEAD");
         assert!(git(&p.ws, &["status", "--short"]).contains("probe.sh"), "linked={linked}");
         assert_eq!(std::fs::read(common.join("config")).expect("config"), config_before, "linked={linked}");
         if linked {

@@ -69,6 +69,8 @@ async fn a_bwrap_that_cannot_start_is_named_with_its_error_and_fix_once_and_init
         assert!(about[0].contains("apparmor_restrict_unprivileged_userns"), "{}", about[0]);
         assert_eq!(statuses(&seen)[0].1, "completed");
         assert!(p.ws.join("made.txt").exists());
+        let description = tool_description(&server, "shell");
+        assert!(description.contains("Sandbox (Landlock)"), "{description}");
     }
     // With only bubblewrap allowed, there is no backend: the advice fits bwrap's failure.
     let server = scripted(vec![shell("c1", "touch made.txt")]).await;
