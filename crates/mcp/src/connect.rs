@@ -146,7 +146,9 @@ pub(crate) async fn connect(config: &ServerConfig, settings: &McpSettings) -> Re
                     .map_err(|_| format!("the value of header {name} is not valid in HTTP"))?;
                 custom.insert(header, value);
             }
-            let transport = StreamableHttpClientTransport::from_config(
+            let client = crate::http::McpHttpClient::new().map_err(|e| format!("{url}: {e}"))?;
+            let transport = StreamableHttpClientTransport::with_client(
+                client,
                 StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom),
             );
             let (service, tools) = match tokio::time::timeout(limit, handshake(transport)).await {

@@ -23,6 +23,7 @@ pub mod approvals;
 pub mod config;
 mod connect;
 pub mod expand;
+mod http;
 mod result;
 mod servers;
 mod tool;

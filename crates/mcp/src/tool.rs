@@ -17,6 +17,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::connect::{Connection, first_report};
 
+/// How often a pending call checks whether its connection has closed.
+const CLOSED_POLL: std::time::Duration = std::time::Duration::from_millis(100);
 /// The longest tool name providers accept (Anthropic and OpenAI: `^[a-zA-Z0-9_-]{1,64}$`).
 pub const MAX_TOOL_NAME_CHARS: usize = 64;
 
@@ -188,9 +190,18 @@ impl McpTool {
         let params = CallToolRequestParams::new(self.remote_name.clone()).with_arguments(arguments);
         let peer = self.connection.peer.clone();
         let request = peer.call_tool(params);
+        // A transport that fails under a pending request (an HTTP server restarted and refused
+        // the old session, a stdio server that died) leaves the request unanswered: the call
+        // ends as soon as the connection is seen closed, not at the timeout.
+        let closed = async {
+            while !self.connection.is_closed() {
+                tokio::time::sleep(CLOSED_POLL).await;
+            }
+        };
         let outcome = tokio::select! {
             biased;
             () = cancel.cancelled() => return Err(McpCallError::Cancelled),
+            () = closed => return Err(self.gone("the connection closed during the call")),
             outcome = tokio::time::timeout(self.timeout, request) => outcome,
         };
         match outcome {
