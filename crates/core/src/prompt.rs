@@ -171,8 +171,28 @@ pub async fn git_block(cwd: &Path) -> String {
 
 use crate::instructions::repo_root;
 
+/// Runs git for the environment block, outside the sandbox, in a workspace whose files a
+/// sandboxed command may have written: with nothing that runs a program on the way (no
+/// `core.fsmonitor`, no hooks, no submodules, whose own configs would run theirs) and no bare
+/// repository taken from a directory that merely looks like one (`safe.bareRepository`), and
+/// without taking the index lock.
 async fn git(cwd: &Path, args: &[&str]) -> Option<String> {
+    let mut args: Vec<&str> = args.to_vec();
+    if args.first() == Some(&"status") {
+        args.insert(1, "--ignore-submodules=all");
+    }
     let output = Command::new("git")
+        .args([
+            "--no-optional-locks",
+            "-c",
+            "core.fsmonitor=false",
+            "-c",
+            "core.hooksPath=/dev/null",
+            "-c",
+            "safe.bareRepository=explicit",
+            "-c",
+            "core.pager=cat",
+        ])
         .args(args)
         .current_dir(cwd)
         .stdin(std::process::Stdio::null())

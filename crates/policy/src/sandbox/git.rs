@@ -27,6 +27,7 @@
 //! check.
 
 use std::collections::BTreeSet;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 /// The paths a sandbox adds for the repository of `workspace`.
@@ -152,6 +153,9 @@ struct Before {
     names: BTreeSet<String>,
     links: BTreeSet<PathBuf>,
     head: Option<Vec<u8>>,
+    /// The permission bits of the dir and of its top-level entries (a `chmod 000 objects` would
+    /// make git stop seeing a repository here).
+    modes: Vec<(PathBuf, u32)>,
 }
 
 /// What the watched places held before a command (see the module docs); [`GitWatch::settle`]
@@ -159,8 +163,11 @@ struct Before {
 #[derive(Debug, Default)]
 pub struct GitWatch {
     before: Vec<Before>,
-    /// `.lathe` and `.claude` of the workspace, absent before the command.
+    /// `.lathe`, `.claude` and `.mcp.json` of the workspace, absent before the command.
     absent: Vec<PathBuf>,
+    /// Those that were symbolic links before, with their targets (the link itself is not a mount
+    /// point, so a command could replace it).
+    links: Vec<(PathBuf, PathBuf)>,
 }
 
 impl GitWatch {
@@ -172,18 +179,53 @@ impl GitWatch {
                     Watched::GitDir(dir) => (names(dir), std::fs::read(dir.join("HEAD")).ok()),
                     Watched::Links(_) | Watched::Objects(_) => (BTreeSet::new(), None),
                 };
-                Before { links: links(watched), watched: watched.clone(), names, head }
+                let modes = match watched {
+                    Watched::GitDir(dir) => modes(dir),
+                    Watched::Links(_) | Watched::Objects(_) => Vec::new(),
+                };
+                Before { links: links(watched), watched: watched.clone(), names, head, modes }
             })
             .collect();
         let absent =
             protected.iter().filter(|path| std::fs::symlink_metadata(path).is_err()).cloned().collect();
-        GitWatch { before, absent }
+        let links = protected
+            .iter()
+            .filter_map(|path| Some((path.clone(), std::fs::read_link(path).ok()?)))
+            .collect();
+        GitWatch { before, absent, links }
     }
 
     /// Undoes what the command planted, one line per path for the call's result. Call it once the
     /// command and everything it started have exited.
     pub fn settle(mut self) -> Vec<String> {
         let mut undone = Vec::new();
+        // Permissions first: the rest needs to read the dirs.
+        for entry in &self.before {
+            for (path, mode) in &entry.modes {
+                let now = std::fs::symlink_metadata(path).ok().filter(|meta| !meta.file_type().is_symlink());
+                if now.is_some_and(|meta| meta.permissions().mode() & 0o7777 != *mode) {
+                    match std::fs::set_permissions(path, std::fs::Permissions::from_mode(*mode)) {
+                        Ok(()) => undone.push(format!("restored the permissions of {}", path.display())),
+                        Err(error) => undone.push(format!(
+                            "could not restore the permissions of {}: {error}",
+                            path.display()
+                        )),
+                    }
+                }
+            }
+        }
+        for (path, target) in std::mem::take(&mut self.links) {
+            if std::fs::read_link(&path).is_ok_and(|now| now == target) {
+                continue;
+            }
+            let _ = remove_any(&path);
+            match std::os::unix::fs::symlink(&target, &path) {
+                Ok(()) => {
+                    undone.push(format!("restored the link {} -> {}", path.display(), target.display()))
+                }
+                Err(error) => undone.push(format!("could not restore the link {}: {error}", path.display())),
+            }
+        }
         let mut planted: BTreeSet<PathBuf> = std::mem::take(&mut self.absent)
             .into_iter()
             .filter(|path| std::fs::symlink_metadata(path).is_ok())
@@ -199,12 +241,10 @@ impl GitWatch {
             planted.extend(links(&entry.watched).into_iter().filter(|link| !entry.links.contains(link)));
         }
         for path in planted {
-            let gone = match std::fs::symlink_metadata(&path) {
-                Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(&path),
-                Ok(_) => std::fs::remove_file(&path),
-                Err(_) => continue,
-            };
-            match gone {
+            if std::fs::symlink_metadata(&path).is_err() {
+                continue;
+            }
+            match remove_any(&path) {
                 Ok(()) => undone.push(format!("removed {}", path.display())),
                 Err(error) => undone.push(format!("could not remove {}: {error}", path.display())),
             }
@@ -219,7 +259,7 @@ impl GitWatch {
             if now.as_deref().is_some_and(valid_head) {
                 continue;
             }
-            let _ = std::fs::remove_file(&path);
+            let _ = remove_any(&path);
             match std::fs::write(&path, head) {
                 Ok(()) => {
                     undone.push(format!("restored {} (git no longer took it for a HEAD)", path.display()))
@@ -236,14 +276,40 @@ impl GitWatch {
 
 impl Drop for GitWatch {
     fn drop(&mut self) {
-        if !self.before.is_empty() || !self.absent.is_empty() {
+        if !self.before.is_empty() || !self.absent.is_empty() || !self.links.is_empty() {
             let rest = GitWatch {
                 before: std::mem::take(&mut self.before),
                 absent: std::mem::take(&mut self.absent),
+                links: std::mem::take(&mut self.links),
             };
             let _ = rest.settle();
         }
     }
+}
+
+/// Removes `path` whatever it is (a directory with its content, a file, a link; never what a
+/// link points to).
+fn remove_any(path: &Path) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(path),
+        Ok(_) => std::fs::remove_file(path),
+        Err(error) => Err(error),
+    }
+}
+
+/// The permission bits of `dir` and of each of its top-level entries (links left out).
+fn modes(dir: &Path) -> Vec<(PathBuf, u32)> {
+    let mode = |path: &Path| {
+        std::fs::symlink_metadata(path)
+            .ok()
+            .filter(|meta| !meta.file_type().is_symlink())
+            .map(|meta| meta.permissions().mode() & 0o7777)
+    };
+    let mut found: Vec<(PathBuf, u32)> = mode(dir).map(|m| (dir.to_path_buf(), m)).into_iter().collect();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        found.extend(entries.flatten().filter_map(|entry| Some((entry.path(), mode(&entry.path())?))));
+    }
+    found
 }
 
 fn names(dir: &Path) -> BTreeSet<String> {

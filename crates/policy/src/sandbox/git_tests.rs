@@ -121,3 +121,34 @@ fn a_new_ref_dir_in_a_worktrees_common_refs_is_kept() {
     assert_eq!(watch.settle(), Vec::<String>::new());
     assert!(common.join("refs/stash").is_file() && common.join("refs/notes").is_dir());
 }
+
+#[test]
+fn settle_restores_a_head_made_a_directory_permissions_and_a_replaced_settings_link() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("dir");
+    let ws = dir.path();
+    let git = ws.join(".git");
+    for sub in ["refs/heads", "objects", "logs"] {
+        std::fs::create_dir_all(git.join(sub)).expect("dirs");
+    }
+    std::fs::write(git.join("HEAD"), "ref: refs/heads/main\n").expect("HEAD");
+    std::fs::create_dir_all(ws.join("shared/claude")).expect("shared");
+    std::os::unix::fs::symlink("shared/claude", ws.join(".claude")).expect("link");
+    let watch = GitWatch::new(&access(ws).watched, &[ws.join(".claude"), ws.join(".mcp.json")]);
+    std::fs::remove_file(git.join("HEAD")).expect("rm HEAD");
+    std::fs::create_dir(git.join("HEAD")).expect("HEAD dir");
+    std::fs::set_permissions(git.join("objects"), std::fs::Permissions::from_mode(0o000)).expect("chmod");
+    std::fs::remove_file(ws.join(".claude")).expect("rm link");
+    std::fs::create_dir_all(ws.join(".claude")).expect("dir");
+    std::fs::write(ws.join(".mcp.json"), "{}").expect("mcp");
+    let undone = watch.settle();
+    assert_eq!(
+        std::fs::read_to_string(git.join("HEAD")).expect("HEAD"),
+        "ref: refs/heads/main\n",
+        "{undone:?}"
+    );
+    let mode = std::fs::metadata(git.join("objects")).expect("objects").permissions().mode() & 0o777;
+    assert_ne!(mode, 0, "{undone:?}");
+    assert_eq!(std::fs::read_link(ws.join(".claude")).expect("link"), PathBuf::from("shared/claude"));
+    assert!(!ws.join(".mcp.json").exists(), "{undone:?}");
+}

@@ -1,7 +1,7 @@
 //! The OS sandbox for `shell` commands on Linux (FEATURES.md §D "OS sandbox").
 //!
 //! Policies: `workspace-write` (writes only to the workspace, its extra roots and the temp dirs;
-//! `.lathe` and `.claude` stay read-only, and of the repository only what a commit writes is
+//! `.lathe`, `.claude` and `.mcp.json` stay read-only, and of the repository only what a commit writes is
 //! writable, see [`git`]), `read-only` (no writes anywhere),
 //! `off`. The network is off inside the sandbox unless [`NetworkAccess::On`].
 //!
@@ -136,7 +136,8 @@ pub struct Sandbox {
     pub read_only: Vec<PathBuf>,
     /// What is checked after each command ([`Sandbox::watch_git`]).
     watched: Vec<git::Watched>,
-    /// `.lathe` and `.claude` of the workspace: removed after a command that created them.
+    /// `.lathe`, `.claude` and `.mcp.json` of the workspace (settings, hooks and MCP servers the
+    /// next session runs unsandboxed): read-only, and removed after a command that created them.
     settings_dirs: Vec<PathBuf>,
 }
 
@@ -152,7 +153,7 @@ impl Sandbox {
         let git =
             if mode == SandboxMode::WorkspaceWrite { git::access(&workspace) } else { Default::default() };
         let settings_dirs: Vec<PathBuf> =
-            [".lathe", ".claude"].iter().map(|name| workspace.join(name)).collect();
+            [".lathe", ".claude", ".mcp.json"].iter().map(|name| workspace.join(name)).collect();
         let mut read_only = settings_dirs.clone();
         if !git.writable.contains(&workspace.join(".git")) {
             read_only.push(workspace.join(".git"));
@@ -254,4 +255,5 @@ const NETWORK_SIGNS: &[&str] = &[
 ];
 
 /// What a refused write prints.
-const WRITE_SIGNS: &[&str] = &["Read-only file system", "Permission denied", "Operation not permitted"];
+const WRITE_SIGNS: &[&str] =
+    &["Read-only file system", "Permission denied", "Operation not permitted", "Device or resource busy"];

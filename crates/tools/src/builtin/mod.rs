@@ -8,6 +8,7 @@
 
 pub mod edit;
 pub(crate) mod edit_hint;
+mod git_index;
 pub mod glob;
 pub mod grep;
 pub mod list_dir;

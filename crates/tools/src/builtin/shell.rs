@@ -175,10 +175,17 @@ impl Tool for Shell {
             )));
         }
         let timeout_ms = args.timeout_ms.unwrap_or(ctx.shell_default_timeout_ms).clamp(1, MAX_TIMEOUT_MS);
-        let git_watch = ctx.sandbox.as_ref().map(|sandbox| sandbox.watch_git());
+        let confined =
+            ctx.sandbox.as_ref().filter(|sandbox| sandbox.mode == lathe_policy::SandboxMode::WorkspaceWrite);
+        let git_watch = confined.map(|sandbox| sandbox.watch_git());
+        let index_watch = confined.and_then(|_| super::git_index::IndexWatch::new(&ctx.workspace));
         let run = run_command(&args.command, &cwd, ctx, timeout_ms).await;
         // The command's process group is gone (and, under bubblewrap, its pid namespace).
         let planted = git_watch.map(|watch| watch.settle()).unwrap_or_default();
+        let index_note = match index_watch {
+            Some(watch) => watch.check().await,
+            None => None,
+        };
         let run = run?;
         // Cleaning and spilling megabytes is CPU and disk work: keep it off the async workers.
         let command = args.command;
@@ -189,10 +196,18 @@ impl Tool for Shell {
         let text = output.text_content();
         let mut notes: Vec<String> =
             super::shell_env::sandbox_note(ctx, output.exit_code.unwrap_or(0), &text).into_iter().collect();
+        notes.extend(index_note);
         if !planted.is_empty() {
+            let failed = planted.iter().any(|line| line.starts_with("could not"));
+            let warning = if failed {
+                " — NOT everything could be undone: git run outside the sandbox in this repository may run code \
+                 the command planted; tell the user"
+            } else {
+                ""
+            };
             notes.push(format!(
                 "[sandbox: undid what this command left that git or the next session would act on outside the \
-                 sandbox (a git config redirect, a link git writes through, settings): {}]",
+                 sandbox (a git config redirect, a link git writes through, settings): {}{warning}]",
                 planted.join(", ")
             ));
         }

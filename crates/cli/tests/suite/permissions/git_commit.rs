@@ -112,3 +112,71 @@ async fn the_sandbox_lets_git_commit_in_a_repository_and_a_linked_worktree_but_n
         }
     }
 }
+
+#[tokio::test]
+async fn a_forged_index_a_head_made_a_directory_and_a_planted_mcp_config_are_undone() {
+    let p = project();
+    git(&p.ws, &["init", "-q", "-b", "trunk"]);
+    std::fs::write(p.ws.join("README"), "hello\n").expect("README");
+    git(&p.ws, &["add", "README"]);
+    git(&p.ws, &["commit", "-qm", "first"]);
+    // An index entry git would refuse to write, made by renaming a valid one in place.
+    std::fs::write(
+        p.ws.join("forge.py"),
+        "import hashlib\n\
+         data = open('.git/index', 'rb').read()[:-20].replace(b'-git/hooks/post-checkout', b'.git/hooks/post-checkout')\n\
+         open('.git/index', 'wb').write(data + hashlib.sha1(data).digest())\n",
+    )
+    .expect("forge");
+    std::fs::write(
+        p.ws.join("probe.sh"),
+        "sha=$(echo 'touch PWNED' | git hash-object -w --stdin)\n\
+         git update-index --add --cacheinfo 100755,$sha,-git/hooks/post-checkout && python3 forge.py\n\
+         git ls-files | grep -q '^.git/hooks' && echo forged\n\
+         echo '{\"mcpServers\": {\"x\": {\"command\": \"sh\"}}}' > .mcp.json\n\
+         rm -f .git/HEAD && mkdir .git/HEAD && echo head-is-a-dir\n",
+    )
+    .expect("probe");
+    settings(&p, ".lathe/settings.json", json!({"permissions": {"allow": ["Bash(bash probe.sh)"]}}));
+    let server = scripted(vec![shell("c1", "bash probe.sh")]).await;
+    let out = output(lathe(&p, &server, &["-p", "forge"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines = lines(&out);
+    let init = lines.iter().find(|l| l["type"] == "init").expect("init");
+    if !init["sandbox"].as_str().is_some_and(|s| s.ends_with("bubblewrap")) {
+        assert!(std::env::var_os("CI").is_none(), "bubblewrap does not work in CI: {init}");
+        eprintln!("SKIPPED: bubblewrap does not work on this machine ({init})");
+        return;
+    }
+    let shown = output_of(&lines, "c1");
+    assert!(shown.contains("forged") && shown.contains("head-is-a-dir"), "{shown}");
+    assert!(shown.contains("the index named paths outside the worktree"), "{shown}");
+    assert!(!git(&p.ws, &["ls-files"]).contains(".git/"), "the forged entry is still in the index");
+    assert!(!p.ws.join(".mcp.json").exists(), "{shown}");
+    assert!(git(&p.ws, &["log", "--oneline"]).contains("first"), "HEAD: {shown}");
+    git(&p.ws, &["restore", "."]);
+    assert!(!p.ws.join(".git/hooks/post-checkout").exists());
+}
+
+#[tokio::test]
+async fn the_git_status_lathe_runs_at_start_runs_no_program_a_nested_repository_configures() {
+    let p = project();
+    let pwned = p.out.join("PWNED");
+    git(&p.ws, &["init", "-q", "-b", "trunk"]);
+    let sub = p.ws.join("sub");
+    std::fs::create_dir_all(&sub).expect("sub");
+    git(&sub, &["init", "-q", "-b", "trunk"]);
+    std::fs::write(sub.join("f"), "x\n").expect("f");
+    git(&sub, &["add", "f"]);
+    git(&sub, &["commit", "-qm", "inner"]);
+    git(&sub, &["config", "core.fsmonitor", &format!("touch {}; false", pwned.display())]);
+    git(&p.ws, &["add", "sub"]);
+    git(&p.ws, &["commit", "-qm", "outer"]);
+    std::fs::write(sub.join("f"), "changed\n").expect("f");
+    let server = scripted(vec![]).await;
+    let out = output(lathe(&p, &server, &["-p", "hello"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let system = server.requests()[0].body.to_string();
+    assert!(system.contains("Git branch: trunk"), "the environment block ran git: {system}");
+    assert!(!pwned.exists(), "Lathe's own git status ran the nested repository's fsmonitor");
+}

@@ -1,0 +1,128 @@
+//! The git index after a sandboxed command: a command may write `.git/index` (a commit needs
+//! to), and an index can name paths git itself would never write — `../x` or `.git/hooks/y` —
+//! which a later `git restore .` outside the sandbox checks out where they point, hooks
+//! included (git checks paths when it reads trees, not entries already in the index). When the
+//! index changed, its entries are listed (`git ls-files`, with nothing that runs a program) and an
+//! index with such a path is rebuilt from `HEAD` (`git read-tree`, which checks every path), or
+//! removed when that fails.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// The index of the workspace's repository and its state before a command.
+#[derive(Debug)]
+pub(super) struct IndexWatch {
+    workspace: PathBuf,
+    index: PathBuf,
+    before: Option<(SystemTime, u64)>,
+}
+
+/// Git options for running git on a repository a sandboxed command could write: no fsmonitor,
+/// no hooks, no implicit bare repository, no optional locks.
+const SAFE_GIT: &[&str] = &[
+    "--no-optional-locks",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "safe.bareRepository=explicit",
+];
+
+impl IndexWatch {
+    /// The watch for `workspace`, when it is the top of a repository (`.git` a directory, or a
+    /// file naming the git dir).
+    pub(super) fn new(workspace: &Path) -> Option<IndexWatch> {
+        let dot_git = workspace.join(".git");
+        let meta = std::fs::symlink_metadata(&dot_git).ok()?;
+        let git_dir = if meta.is_dir() {
+            dot_git
+        } else if meta.is_file() {
+            let text = std::fs::read_to_string(&dot_git).ok()?;
+            workspace.join(text.lines().find_map(|line| line.strip_prefix("gitdir:"))?.trim())
+        } else {
+            return None;
+        };
+        let index = git_dir.join("index");
+        Some(IndexWatch { workspace: workspace.to_path_buf(), before: stamp(&index), index })
+    }
+
+    /// After the command: `None` when the index is unchanged or holds only paths inside the
+    /// worktree; otherwise what was done about it, for the call's result.
+    pub(super) async fn check(self) -> Option<String> {
+        if stamp(&self.index) == self.before || self.before.is_none() && !self.index.exists() {
+            return None;
+        }
+        let listed = self.git(&["ls-files", "-z"]).await?;
+        let bad: Vec<String> = listed
+            .split('\0')
+            .filter(|path| !path.is_empty() && !inside_worktree(path))
+            .take(5)
+            .map(str::to_string)
+            .collect();
+        if bad.is_empty() {
+            return None;
+        }
+        let what = bad.join(", ");
+        if self.git(&["read-tree", "HEAD"]).await.is_some() {
+            return Some(format!(
+                "[sandbox: the index named paths outside the worktree ({what}); it was rebuilt from HEAD, so \
+                 what was staged is unstaged]"
+            ));
+        }
+        match std::fs::remove_file(&self.index) {
+            Ok(()) => Some(format!(
+                "[sandbox: the index named paths outside the worktree ({what}); it was removed (`git reset` \
+                 rebuilds it from HEAD)]"
+            )),
+            Err(error) => Some(format!(
+                "[sandbox: the index names paths outside the worktree ({what}) and could not be removed: \
+                 {error}; do not run `git restore` or `git checkout` in this repository]"
+            )),
+        }
+    }
+
+    async fn git(&self, args: &[&str]) -> Option<String> {
+        let output = tokio::process::Command::new("git")
+            .args(SAFE_GIT)
+            .args(args)
+            .current_dir(&self.workspace)
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .output();
+        let output = tokio::time::timeout(Duration::from_secs(10), output).await.ok()?.ok()?;
+        output.status.success().then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+    }
+}
+
+fn stamp(path: &Path) -> Option<(SystemTime, u64)> {
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.modified().ok()?, meta.len()))
+}
+
+/// Whether an index path is one git itself would check out: relative, no empty, `.` or `..`
+/// component, and no `.git` component (any case).
+fn inside_worktree(path: &str) -> bool {
+    !path.starts_with('/')
+        && path
+            .split('/')
+            .all(|part| !part.is_empty() && part != "." && part != ".." && !part.eq_ignore_ascii_case(".git"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::inside_worktree;
+
+    #[test]
+    fn paths_outside_the_worktree_are_told_apart() {
+        for good in ["a.txt", "src/main.rs", ".github/x", "a/.gitignore"] {
+            assert!(inside_worktree(good), "{good}");
+        }
+        for bad in
+            ["../x", "a/../../x", ".git/hooks/post-checkout", "a/.GIT/config", "/etc/passwd", "a//b", "./a"]
+        {
+            assert!(!inside_worktree(bad), "{bad}");
+        }
+    }
+}
