@@ -131,10 +131,24 @@ pub fn environment_block(cwd: &Path) -> String {
 /// command limited to 3 s).
 pub async fn git_block(cwd: &Path) -> String {
     // Outside a repository there is nothing to say, and spawning git would only cost start-up time.
-    if repo_root(cwd).is_none() {
-        return String::new();
-    }
+    let Some(root) = repo_root(cwd) else { return String::new() };
     let mut text = String::from("# Repository state at the start of this session\n");
+    // `git status` runs the clean filter of a changed file; a filter defined in the repository's own
+    // config may have been written there by a command (`git init` in a workspace that was none).
+    if defines_filters(root) {
+        let log = git(cwd, &["log", "--oneline", "-n", "5"]).await.unwrap_or_default();
+        text.push_str(
+            "Git status: not shown (the repository's own config defines filter drivers or includes \
+                       other config, which git status would run)\n",
+        );
+        if !log.trim().is_empty() {
+            text.push_str("Recent commits:\n");
+            for line in log.lines() {
+                text.push_str(&format!("  {line}\n"));
+            }
+        }
+        return text;
+    }
     // `status --branch` gives the branch and the changes in one process; the log runs beside it.
     let (status, log) = tokio::join!(
         git(cwd, &["status", "--porcelain=v1", "--branch", "--untracked-files=normal"]),
@@ -171,6 +185,32 @@ pub async fn git_block(cwd: &Path) -> String {
 
 use crate::instructions::repo_root;
 
+/// Whether the repository at `root` has a `[filter …]` section or an include in its own config
+/// (its git dir's, or for a linked worktree the common dir's and its own `config.worktree`).
+fn defines_filters(root: &Path) -> bool {
+    let dot_git = root.join(".git");
+    let git_dir = if dot_git.is_dir() {
+        dot_git
+    } else {
+        let text = std::fs::read_to_string(&dot_git).unwrap_or_default();
+        match text.lines().find_map(|line| line.strip_prefix("gitdir:")) {
+            Some(path) => root.join(path.trim()),
+            None => return false,
+        }
+    };
+    let common = std::fs::read_to_string(git_dir.join("commondir"))
+        .map(|text| git_dir.join(text.trim()))
+        .unwrap_or_else(|_| git_dir.clone());
+    [common.join("config"), git_dir.join("config.worktree")].iter().any(|file| {
+        std::fs::read_to_string(file).is_ok_and(|text| {
+            text.lines().any(|line| {
+                let line = line.trim_start().to_ascii_lowercase();
+                line.starts_with("[filter") || line.starts_with("[include")
+            })
+        })
+    })
+}
+
 /// Runs git for the environment block, outside the sandbox, in a workspace whose files a
 /// sandboxed command may have written: with nothing that runs a program on the way (no
 /// `core.fsmonitor`, no hooks, no submodules, whose own configs would run theirs) and no bare
@@ -192,6 +232,8 @@ async fn git(cwd: &Path, args: &[&str]) -> Option<String> {
             "safe.bareRepository=explicit",
             "-c",
             "core.pager=cat",
+            "-c",
+            "log.showSignature=false",
         ])
         .args(args)
         .current_dir(cwd)

@@ -57,6 +57,12 @@ pub(super) fn command(
         for root in sandbox.writable.iter().filter(|root| root.is_dir()) {
             command.arg("--bind").arg(root).arg(root);
         }
+        for dir in sandbox.shield.iter().filter(|dir| dir.exists()) {
+            command.arg("--ro-bind").arg(dir).arg(dir);
+        }
+        for dir in sandbox.git_writable.iter().filter(|dir| dir.is_dir()) {
+            command.arg("--bind").arg(dir).arg(dir);
+        }
         command.args(["--bind-try", "/dev/shm", "/dev/shm"]);
         for dir in sandbox.read_only.iter().filter(|dir| dir.exists()) {
             command.arg("--ro-bind").arg(dir).arg(dir);

@@ -33,6 +33,10 @@ use std::path::{Path, PathBuf};
 /// The paths a sandbox adds for the repository of `workspace`.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(super) struct GitAccess {
+    /// Git dirs inside a writable root (a temp dir) that belong to the workspace's repository but
+    /// lie outside the workspace (a parent's `.git`, a worktree's common dir): bound read-only right
+    /// after the roots, before `writable`.
+    pub shield: Vec<PathBuf>,
     /// Directories bound writable after the roots, in order (the git dirs a commit writes).
     pub writable: Vec<PathBuf>,
     /// Paths inside writable places that stay read-only (bound only when they exist).
@@ -52,10 +56,21 @@ pub(super) enum Watched {
     Objects(PathBuf),
 }
 
-/// The layout for `workspace` (nothing when it is not the top of a repository git accepts).
-pub(super) fn access(workspace: &Path) -> GitAccess {
+/// The layout for `workspace` among the writable `roots` (nothing writable when it is not the top
+/// of a repository git accepts).
+pub(super) fn access(workspace: &Path, roots: &[PathBuf]) -> GitAccess {
     let dot_git = workspace.join(".git");
-    let Ok(meta) = std::fs::symlink_metadata(&dot_git) else { return GitAccess::default() };
+    let Ok(meta) = std::fs::symlink_metadata(&dot_git) else {
+        // A subdirectory of a repository whose git dir lies in a writable root (under /tmp).
+        let inside = |path: &Path| roots.iter().any(|root| path.starts_with(root));
+        let parent = workspace
+            .ancestors()
+            .skip(1)
+            .map(|dir| dir.join(".git"))
+            .find(|git| git.symlink_metadata().is_ok());
+        let shield = parent.into_iter().filter(|git| inside(git)).collect();
+        return GitAccess { shield, ..GitAccess::default() };
+    };
     if meta.is_dir() {
         let read_only = ["hooks", "config", "config.worktree", "modules", "worktrees", "commondir"]
             .iter()
@@ -66,6 +81,7 @@ pub(super) fn access(workspace: &Path) -> GitAccess {
             .filter(|dir| dir.is_dir())
             .collect();
         return GitAccess {
+            shield: Vec::new(),
             writable,
             read_only,
             watched: vec![Watched::GitDir(dot_git.clone()), Watched::Objects(dot_git.join("objects"))],
@@ -81,13 +97,16 @@ pub(super) fn access(workspace: &Path) -> GitAccess {
         .chain(["objects", "refs", "logs"].iter().map(|name| common.join(name)))
         .filter(|dir| dir.is_dir())
         .collect();
+    // A common dir in a writable root (a main checkout under /tmp) would be writable whole.
+    let shield =
+        roots.iter().any(|root| common.starts_with(root)).then(|| common.clone()).into_iter().collect();
     let watched = vec![
         Watched::GitDir(git_dir),
         Watched::Links(common.join("refs")),
         Watched::Links(common.join("logs")),
         Watched::Objects(common.join("objects")),
     ];
-    GitAccess { writable, read_only, watched }
+    GitAccess { shield, writable, read_only, watched }
 }
 
 /// The own git dir and the common dir of the linked worktree at `workspace`, when git itself made

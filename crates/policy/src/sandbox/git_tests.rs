@@ -23,7 +23,7 @@ fn a_linked_worktree_writes_its_own_git_dir_and_the_common_objects_refs_and_logs
     let dir = tempfile::tempdir().expect("dir");
     let root = dir.path().canonicalize().expect("canonical");
     let (common, own) = worktree(&root);
-    let access = access(&root.join("feat"));
+    let access = access(&root.join("feat"), &[]);
     assert_eq!(
         access.writable,
         vec![own.clone(), common.join("objects"), common.join("refs"), common.join("logs")]
@@ -42,17 +42,17 @@ fn a_git_file_a_command_could_have_planted_widens_nothing() {
     // Another workspace pointing at feat's git dir: the back-pointer names feat, not it.
     std::fs::create_dir_all(root.join("other")).expect("other");
     std::fs::write(root.join("other/.git"), format!("gitdir: {}\n", own.display())).expect(".git");
-    assert_eq!(access(&root.join("other")), GitAccess::default());
+    assert_eq!(access(&root.join("other"), &[]), GitAccess::default());
     // A git dir inside the workspace, whose commondir names another repository.
     std::fs::create_dir_all(root.join("ws/fake")).expect("fake");
     std::fs::write(root.join("ws/fake/commondir"), format!("{}\n", root.join("main/.git").display()))
         .expect("cd");
     std::fs::write(root.join("ws/.git"), "gitdir: fake\n").expect(".git");
-    assert_eq!(access(&root.join("ws")), GitAccess::default());
+    assert_eq!(access(&root.join("ws"), &[]), GitAccess::default());
     // A linked .git.
     std::fs::create_dir_all(root.join("ws2")).expect("ws2");
     std::os::unix::fs::symlink(root.join("main/.git"), root.join("ws2/.git")).expect("link");
-    assert_eq!(access(&root.join("ws2")), GitAccess::default());
+    assert_eq!(access(&root.join("ws2"), &[]), GitAccess::default());
 }
 
 #[test]
@@ -61,12 +61,12 @@ fn a_repository_binds_its_git_dir_objects_and_refs_and_keeps_hooks_and_config_re
     let git = dir.path().join(".git");
     std::fs::create_dir_all(git.join("objects")).expect("objects");
     std::fs::create_dir_all(git.join("refs")).expect("refs");
-    let access = access(dir.path());
+    let access = access(dir.path(), &[]);
     assert_eq!(access.writable, vec![git.clone(), git.join("objects"), git.join("refs")]);
     for name in ["hooks", "config", "modules", "commondir"] {
         assert!(access.read_only.contains(&git.join(name)), "{name}");
     }
-    assert_eq!(super::access(&dir.path().join("nothing")), GitAccess::default());
+    assert_eq!(super::access(&dir.path().join("nothing"), &[]), GitAccess::default());
 }
 
 #[test]
@@ -78,7 +78,7 @@ fn settle_undoes_what_was_planted_and_keeps_what_git_writes() {
     std::fs::create_dir_all(git.join("logs")).expect("logs");
     std::fs::create_dir_all(git.join("objects/ab")).expect("objects");
     std::fs::write(git.join("HEAD"), "ref: refs/heads/main\n").expect("HEAD");
-    let access = access(ws);
+    let access = access(ws, &[]);
     let watch = GitWatch::new(&access.watched, &[ws.join(".claude"), ws.join(".lathe")]);
     // What a commit or a stash writes.
     std::fs::write(git.join("index"), "i").expect("index");
@@ -115,7 +115,7 @@ fn a_new_ref_dir_in_a_worktrees_common_refs_is_kept() {
     let root = dir.path().canonicalize().expect("canonical");
     let (common, own) = worktree(&root);
     std::fs::write(own.join("HEAD"), "ref: refs/heads/feat\n").expect("HEAD");
-    let watch = GitWatch::new(&access(&root.join("feat")).watched, &[]);
+    let watch = GitWatch::new(&access(&root.join("feat"), &[]).watched, &[]);
     std::fs::write(common.join("refs/stash"), "sha").expect("stash");
     std::fs::create_dir_all(common.join("refs/notes")).expect("notes");
     assert_eq!(watch.settle(), Vec::<String>::new());
@@ -134,7 +134,7 @@ fn settle_restores_a_head_made_a_directory_permissions_and_a_replaced_settings_l
     std::fs::write(git.join("HEAD"), "ref: refs/heads/main\n").expect("HEAD");
     std::fs::create_dir_all(ws.join("shared/claude")).expect("shared");
     std::os::unix::fs::symlink("shared/claude", ws.join(".claude")).expect("link");
-    let watch = GitWatch::new(&access(ws).watched, &[ws.join(".claude"), ws.join(".mcp.json")]);
+    let watch = GitWatch::new(&access(ws, &[]).watched, &[ws.join(".claude"), ws.join(".mcp.json")]);
     std::fs::remove_file(git.join("HEAD")).expect("rm HEAD");
     std::fs::create_dir(git.join("HEAD")).expect("HEAD dir");
     std::fs::set_permissions(git.join("objects"), std::fs::Permissions::from_mode(0o000)).expect("chmod");
@@ -151,4 +151,17 @@ fn settle_restores_a_head_made_a_directory_permissions_and_a_replaced_settings_l
     assert_ne!(mode, 0, "{undone:?}");
     assert_eq!(std::fs::read_link(ws.join(".claude")).expect("link"), PathBuf::from("shared/claude"));
     assert!(!ws.join(".mcp.json").exists(), "{undone:?}");
+}
+
+#[test]
+fn a_git_dir_of_the_repository_in_a_writable_root_outside_the_workspace_is_shielded() {
+    let dir = tempfile::tempdir().expect("dir");
+    let root = dir.path().canonicalize().expect("canonical");
+    let (common, _) = worktree(&root);
+    // A worktree whose main checkout lies in a writable root (a temp dir).
+    assert_eq!(access(&root.join("feat"), &[root.join("feat"), root.clone()]).shield, vec![common.clone()]);
+    // A workspace below a repository's top, the repository in a writable root.
+    std::fs::create_dir_all(root.join("main/pkg")).expect("pkg");
+    assert_eq!(access(&root.join("main/pkg"), &[root.join("main/pkg"), root.clone()]).shield, vec![common]);
+    assert_eq!(access(&root.join("main/pkg"), &[root.join("main/pkg")]).shield, Vec::<PathBuf>::new());
 }

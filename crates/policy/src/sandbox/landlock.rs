@@ -56,7 +56,9 @@ fn ruleset(sandbox: &Sandbox, version: i32) -> Result<RulesetCreated, landlock::
         AccessFs::from_all(abi),
     ))?;
     if sandbox.mode == SandboxMode::WorkspaceWrite {
-        created = created.add_rules(path_beneath_rules(&sandbox.writable, AccessFs::from_all(abi)))?;
+        let writable: Vec<&std::path::PathBuf> =
+            sandbox.writable.iter().chain(&sandbox.git_writable).collect();
+        created = created.add_rules(path_beneath_rules(&writable, AccessFs::from_all(abi)))?;
     }
     Ok(created)
 }

@@ -131,6 +131,11 @@ pub struct Sandbox {
     pub network: NetworkAccess,
     /// Where it may write in `workspace-write` (workspace, extra roots, temp dirs).
     pub writable: Vec<PathBuf>,
+    /// Git dirs of the workspace's repository inside `writable` but outside the workspace, bound
+    /// read-only before `git_writable` (see [`git`]).
+    pub shield: Vec<PathBuf>,
+    /// The parts of the repository's git dirs a commit writes, bound writable after `shield`.
+    pub git_writable: Vec<PathBuf>,
     /// Paths inside `writable` that stay read-only (`.lathe`, `.claude`, a worktree's `.git` file,
     /// the hooks and config of the repository's git dir).
     pub read_only: Vec<PathBuf>,
@@ -145,13 +150,26 @@ impl Sandbox {
     /// The sandbox for a workspace: `writable` roots, with `.lathe` and `.claude` of the first root
     /// (the workspace) read-only, and of its git repository what `git add` and `git commit` write
     /// writable and the rest read-only (see [`git`]'s module docs).
-    pub fn new(mode: SandboxMode, network: NetworkAccess, mut writable: Vec<PathBuf>) -> Sandbox {
+    pub fn new(mode: SandboxMode, network: NetworkAccess, writable: Vec<PathBuf>) -> Sandbox {
         let Some(workspace) = writable.first().cloned() else {
             let (read_only, watched, settings_dirs) = (Vec::new(), Vec::new(), Vec::new());
-            return Sandbox { mode, network, writable, read_only, watched, settings_dirs };
+            let (shield, git_writable) = (Vec::new(), Vec::new());
+            return Sandbox {
+                mode,
+                network,
+                writable,
+                shield,
+                git_writable,
+                read_only,
+                watched,
+                settings_dirs,
+            };
         };
-        let git =
-            if mode == SandboxMode::WorkspaceWrite { git::access(&workspace) } else { Default::default() };
+        let git = if mode == SandboxMode::WorkspaceWrite {
+            git::access(&workspace, &writable)
+        } else {
+            Default::default()
+        };
         let settings_dirs: Vec<PathBuf> =
             [".lathe", ".claude", ".mcp.json"].iter().map(|name| workspace.join(name)).collect();
         let mut read_only = settings_dirs.clone();
@@ -159,9 +177,17 @@ impl Sandbox {
             read_only.push(workspace.join(".git"));
         }
         read_only.extend(git.read_only);
-        writable.extend(git.writable);
         let settings_dirs = if mode == SandboxMode::WorkspaceWrite { settings_dirs } else { Vec::new() };
-        Sandbox { mode, network, writable, read_only, watched: git.watched, settings_dirs }
+        Sandbox {
+            mode,
+            network,
+            writable,
+            shield: git.shield,
+            git_writable: git.writable,
+            read_only,
+            watched: git.watched,
+            settings_dirs,
+        }
     }
 
     /// What the writable git dirs and the workspace's settings dirs hold now; after the command

@@ -6,16 +6,21 @@
 //! index with such a path is rebuilt from `HEAD` (`git read-tree`, which checks every path), or
 //! removed when that fails.
 
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 /// The index of the workspace's repository and its state before a command.
 #[derive(Debug)]
 pub(super) struct IndexWatch {
     workspace: PathBuf,
     index: PathBuf,
-    before: Option<(SystemTime, u64)>,
+    before: Option<Stamp>,
 }
+
+/// What tells one index file from another: the change time cannot be set back by a command
+/// (`touch -r` sets the modification time, and changes the change time doing so).
+type Stamp = (i64, i64, i64, i64, u64, u64);
 
 /// Git options for running git on a repository a sandboxed command could write: no fsmonitor,
 /// no hooks, no implicit bare repository, no optional locks.
@@ -50,10 +55,25 @@ impl IndexWatch {
     /// After the command: `None` when the index is unchanged or holds only paths inside the
     /// worktree; otherwise what was done about it, for the call's result.
     pub(super) async fn check(self) -> Option<String> {
-        if stamp(&self.index) == self.before || self.before.is_none() && !self.index.exists() {
+        let now = stamp(&self.index);
+        if now == self.before || now.is_none() {
             return None;
         }
-        let listed = self.git(&["ls-files", "-z"]).await?;
+        let regular = std::fs::symlink_metadata(&self.index).is_ok_and(|meta| meta.is_file());
+        let listed = if regular { self.git(&["ls-files", "-z"]).await } else { None };
+        let Some(listed) = listed else {
+            // Fail closed: an index git cannot list (a FIFO, a link, garbage) is not left behind.
+            return Some(match std::fs::remove_file(&self.index) {
+                Ok(()) => {
+                    "[sandbox: the index could not be read after this command; it was removed (`git reset` \
+                           rebuilds it from HEAD)]"
+                        .to_string()
+                }
+                Err(error) => {
+                    format!("[sandbox: the index could not be read after this command nor removed: {error}]")
+                }
+            });
+        };
         let bad: Vec<String> = listed
             .split('\0')
             .filter(|path| !path.is_empty() && !inside_worktree(path))
@@ -96,9 +116,9 @@ impl IndexWatch {
     }
 }
 
-fn stamp(path: &Path) -> Option<(SystemTime, u64)> {
-    let meta = std::fs::metadata(path).ok()?;
-    Some((meta.modified().ok()?, meta.len()))
+fn stamp(path: &Path) -> Option<Stamp> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    Some((meta.mtime(), meta.mtime_nsec(), meta.ctime(), meta.ctime_nsec(), meta.ino(), meta.len()))
 }
 
 /// Whether an index path is one git itself would check out: relative, no empty, `.` or `..`

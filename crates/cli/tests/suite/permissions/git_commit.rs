@@ -180,3 +180,80 @@ async fn the_git_status_lathe_runs_at_start_runs_no_program_a_nested_repository_
     assert!(system.contains("Git branch: trunk"), "the environment block ran git: {system}");
     assert!(!pwned.exists(), "Lathe's own git status ran the nested repository's fsmonitor");
 }
+
+#[tokio::test]
+async fn an_index_forged_with_its_old_modification_time_is_still_caught() {
+    let p = project();
+    git(&p.ws, &["init", "-q", "-b", "trunk"]);
+    std::fs::write(p.ws.join("README"), "hello\n").expect("README");
+    git(&p.ws, &["add", "README"]);
+    git(&p.ws, &["commit", "-qm", "first"]);
+    std::fs::write(
+        p.ws.join("forge.py"),
+        "import hashlib\n\
+         data = open('.git/index', 'rb').read()[:-20].replace(b'--/outside-file', b'../outside-file')\n\
+         open('.git/index', 'wb').write(data + hashlib.sha1(data).digest())\n",
+    )
+    .expect("forge");
+    // The first call stages an entry whose path is fine; the second renames it in place and sets
+    // the index's modification time back.
+    std::fs::write(
+        p.ws.join("stage.sh"),
+        "sha=$(echo 'written outside' | git hash-object -w --stdin)\n\
+         git update-index --add --cacheinfo 100644,$sha,--/outside-file && echo staged\n",
+    )
+    .expect("stage");
+    std::fs::write(
+        p.ws.join("probe.sh"),
+        "touch -r .git/index stamp && python3 forge.py && touch -r stamp .git/index && rm stamp\n\
+         git ls-files | grep -q '^../outside-file' && echo forged\n",
+    )
+    .expect("probe");
+    settings(
+        &p,
+        ".lathe/settings.json",
+        json!({"permissions": {"allow": ["Bash(bash stage.sh)", "Bash(bash probe.sh)"]}}),
+    );
+    let server = scripted(vec![shell("c1", "bash stage.sh"), shell("c2", "bash probe.sh")]).await;
+    let out = output(lathe(&p, &server, &["-p", "forge"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines = lines(&out);
+    let init = lines.iter().find(|l| l["type"] == "init").expect("init");
+    if !init["sandbox"].as_str().is_some_and(|s| s.ends_with("bubblewrap")) {
+        assert!(std::env::var_os("CI").is_none(), "bubblewrap does not work in CI: {init}");
+        eprintln!("SKIPPED: bubblewrap does not work on this machine ({init})");
+        return;
+    }
+    assert!(output_of(&lines, "c1").contains("staged"), "{}", output_of(&lines, "c1"));
+    let shown = output_of(&lines, "c2");
+    assert!(
+        shown.contains("forged") && shown.contains("the index named paths outside the worktree"),
+        "{shown}"
+    );
+    git(&p.ws, &["restore", "."]);
+    assert!(
+        !p.out.join("outside-file").exists() && !p.ws.parent().expect("parent").join("outside-file").exists()
+    );
+}
+
+#[tokio::test]
+async fn the_git_status_lathe_runs_at_start_runs_no_filter_or_signature_program_of_the_repository() {
+    let p = project();
+    let pwned = p.out.join("PWNED");
+    git(&p.ws, &["init", "-q", "-b", "trunk"]);
+    std::fs::write(p.ws.join(".gitattributes"), "a filter=x\n").expect("attributes");
+    std::fs::write(p.ws.join("a"), "x\n").expect("a");
+    git(&p.ws, &["add", "a", ".gitattributes"]);
+    git(&p.ws, &["commit", "-qm", "first"]);
+    let touch = format!("sh -c 'touch {}; cat'", pwned.display());
+    git(&p.ws, &["config", "filter.x.clean", &touch]);
+    git(&p.ws, &["config", "log.showSignature", "true"]);
+    git(&p.ws, &["config", "gpg.program", &format!("sh -c 'touch {}'", pwned.display())]);
+    std::fs::write(p.ws.join("a"), "changed\n").expect("a");
+    let server = scripted(vec![]).await;
+    let out = output(lathe(&p, &server, &["-p", "hello"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let system = server.requests()[0].body.to_string();
+    assert!(system.contains("Git status: not shown") && system.contains("first"), "{system}");
+    assert!(!pwned.exists(), "Lathe's own git ran a program the repository's config names");
+}
