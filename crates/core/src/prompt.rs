@@ -185,7 +185,8 @@ pub async fn git_block(cwd: &Path) -> String {
 
 use crate::instructions::repo_root;
 
-/// Whether the repository at `root` has a `[filter …]` section or an include in its own config
+/// Whether the repository at `root` has a `[filter …]` section, an include or a partial clone's
+/// promisor remote (whose lazy fetch runs `uploadpack`) in its own config
 /// (its git dir's, or for a linked worktree the common dir's and its own `config.worktree`).
 fn defines_filters(root: &Path) -> bool {
     let dot_git = root.join(".git");
@@ -201,12 +202,16 @@ fn defines_filters(root: &Path) -> bool {
     let common = std::fs::read_to_string(git_dir.join("commondir"))
         .map(|text| git_dir.join(text.trim()))
         .unwrap_or_else(|_| git_dir.clone());
+    // Whitespace, case and a byte-order mark do not matter to git's parser, nor here; a section
+    // header may follow another on one line. A false alarm only leaves the status out.
     [common.join("config"), git_dir.join("config.worktree")].iter().any(|file| {
-        std::fs::read_to_string(file).is_ok_and(|text| {
-            text.lines().any(|line| {
-                let line = line.trim_start().to_ascii_lowercase();
-                line.starts_with("[filter") || line.starts_with("[include")
-            })
+        std::fs::read(file).is_ok_and(|bytes| {
+            let text: String = String::from_utf8_lossy(&bytes)
+                .chars()
+                .filter(|c| !c.is_whitespace() && *c != '\u{feff}')
+                .collect::<String>()
+                .to_ascii_lowercase();
+            ["[filter", "[include", "partialclone", "promisor"].iter().any(|sign| text.contains(sign))
         })
     })
 }
@@ -235,6 +240,8 @@ async fn git(cwd: &Path, args: &[&str]) -> Option<String> {
             "-c",
             "log.showSignature=false",
         ])
+        // A partial clone fetches a missing object on demand, running the remote's upload-pack.
+        .env("GIT_NO_LAZY_FETCH", "1")
         .args(args)
         .current_dir(cwd)
         .stdin(std::process::Stdio::null())

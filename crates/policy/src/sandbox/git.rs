@@ -60,15 +60,15 @@ pub(super) enum Watched {
 /// of a repository git accepts).
 pub(super) fn access(workspace: &Path, roots: &[PathBuf]) -> GitAccess {
     let dot_git = workspace.join(".git");
+    let inside = |path: &Path| roots.iter().any(|root| path.starts_with(root));
     let Ok(meta) = std::fs::symlink_metadata(&dot_git) else {
-        // A subdirectory of a repository whose git dir lies in a writable root (under /tmp).
-        let inside = |path: &Path| roots.iter().any(|root| path.starts_with(root));
+        // A subdirectory of a repository whose git dirs lie in a writable root (under /tmp).
         let parent = workspace
             .ancestors()
             .skip(1)
             .map(|dir| dir.join(".git"))
             .find(|git| git.symlink_metadata().is_ok());
-        let shield = parent.into_iter().filter(|git| inside(git)).collect();
+        let shield = parent.iter().flat_map(|git| named_git_dirs(git)).filter(|dir| inside(dir)).collect();
         return GitAccess { shield, ..GitAccess::default() };
     };
     if meta.is_dir() {
@@ -90,7 +90,12 @@ pub(super) fn access(workspace: &Path, roots: &[PathBuf]) -> GitAccess {
     if !meta.is_file() {
         return GitAccess::default();
     }
-    let Some((git_dir, common)) = linked(workspace, &dot_git) else { return GitAccess::default() };
+    let Some((git_dir, common)) = linked(workspace, &dot_git) else {
+        // A `.git` file naming a git dir that is not a worktree's (`git init --separate-git-dir`):
+        // nothing writable, and the git dirs it names read-only where a root would expose them.
+        let shield = named_git_dirs(&dot_git).into_iter().filter(|dir| inside(dir)).collect();
+        return GitAccess { shield, ..GitAccess::default() };
+    };
     let read_only =
         ["commondir", "gitdir", "config.worktree"].iter().map(|name| git_dir.join(name)).collect();
     let writable = std::iter::once(git_dir.clone())
@@ -107,6 +112,28 @@ pub(super) fn access(workspace: &Path, roots: &[PathBuf]) -> GitAccess {
         Watched::Objects(common.join("objects")),
     ];
     GitAccess { shield, writable, read_only, watched }
+}
+
+/// The git dirs a `.git` entry stands for: itself when a directory; for a file the git dir it
+/// names and that dir's common dir. Canonical paths; what does not resolve is left out.
+fn named_git_dirs(dot_git: &Path) -> Vec<PathBuf> {
+    let Ok(meta) = std::fs::symlink_metadata(dot_git) else { return Vec::new() };
+    if !meta.is_file() {
+        return dot_git.canonicalize().into_iter().collect();
+    }
+    let Some(base) = dot_git.parent() else { return Vec::new() };
+    let text = std::fs::read_to_string(dot_git).unwrap_or_default();
+    let Some(git_dir) = text
+        .lines()
+        .find_map(|line| line.strip_prefix("gitdir:"))
+        .and_then(|path| base.join(path.trim()).canonicalize().ok())
+    else {
+        return Vec::new();
+    };
+    let common = std::fs::read_to_string(git_dir.join("commondir"))
+        .ok()
+        .and_then(|text| git_dir.join(text.trim()).canonicalize().ok());
+    std::iter::once(git_dir).chain(common).collect()
 }
 
 /// The own git dir and the common dir of the linked worktree at `workspace`, when git itself made
@@ -252,6 +279,8 @@ impl GitWatch {
         let before = std::mem::take(&mut self.before);
         for entry in &before {
             if let Watched::GitDir(dir) = &entry.watched {
+                // Git writes no FIFO, socket or device there; one would block git (and this check).
+                planted.extend(special_files(dir));
                 let names = names(dir)
                     .into_iter()
                     .filter(|name| !entry.names.contains(name) && !written_by_git(name));
@@ -329,6 +358,21 @@ fn modes(dir: &Path) -> Vec<(PathBuf, u32)> {
         found.extend(entries.flatten().filter_map(|entry| Some((entry.path(), mode(&entry.path())?))));
     }
     found
+}
+
+/// The FIFOs, sockets and devices among the top-level entries of `dir`.
+fn special_files(dir: &Path) -> Vec<PathBuf> {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    entries
+        .flatten()
+        .filter(|entry| {
+            entry
+                .file_type()
+                .is_ok_and(|t| t.is_fifo() || t.is_socket() || t.is_block_device() || t.is_char_device())
+        })
+        .map(|entry| entry.path())
+        .collect()
 }
 
 fn names(dir: &Path) -> BTreeSet<String> {

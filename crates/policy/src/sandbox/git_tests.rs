@@ -165,3 +165,38 @@ fn a_git_dir_of_the_repository_in_a_writable_root_outside_the_workspace_is_shiel
     assert_eq!(access(&root.join("main/pkg"), &[root.join("main/pkg"), root.clone()]).shield, vec![common]);
     assert_eq!(access(&root.join("main/pkg"), &[root.join("main/pkg")]).shield, Vec::<PathBuf>::new());
 }
+
+#[test]
+fn a_separate_git_dir_or_a_worktrees_subdirectory_in_a_writable_root_is_shielded() {
+    let dir = tempfile::tempdir().expect("dir");
+    let root = dir.path().canonicalize().expect("canonical");
+    let (common, own) = worktree(&root);
+    // A subdirectory of the linked worktree: its `.git` file names the own git dir and the common dir.
+    std::fs::create_dir_all(root.join("feat/pkg")).expect("pkg");
+    let shield = access(&root.join("feat/pkg"), &[root.join("feat/pkg"), root.clone()]).shield;
+    assert_eq!(shield, vec![own, common]);
+    // `git init --separate-git-dir`: a `.git` file naming a plain git dir.
+    std::fs::create_dir_all(root.join("sgd/objects")).expect("sgd");
+    std::fs::create_dir_all(root.join("sgdws")).expect("ws");
+    std::fs::write(root.join("sgdws/.git"), format!("gitdir: {}\n", root.join("sgd").display()))
+        .expect(".git");
+    let access = access(&root.join("sgdws"), &[root.join("sgdws"), root.clone()]);
+    assert_eq!(access.shield, vec![root.join("sgd")]);
+    assert!(access.writable.is_empty());
+}
+
+#[test]
+fn settle_removes_a_fifo_in_the_git_dir() {
+    let dir = tempfile::tempdir().expect("dir");
+    let git = dir.path().join(".git");
+    std::fs::create_dir_all(git.join("refs")).expect("refs");
+    std::fs::write(git.join("HEAD"), "ref: refs/heads/main\n").expect("HEAD");
+    std::fs::write(git.join("sharedindex.0123"), "x").expect("shared");
+    let watch = GitWatch::new(&access(dir.path(), &[]).watched, &[]);
+    std::fs::remove_file(git.join("sharedindex.0123")).expect("rm");
+    let made =
+        std::process::Command::new("mkfifo").arg(git.join("sharedindex.0123")).status().expect("mkfifo");
+    assert!(made.success());
+    let undone = watch.settle();
+    assert!(git.join("sharedindex.0123").symlink_metadata().is_err(), "{undone:?}");
+}

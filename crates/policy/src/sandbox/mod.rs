@@ -166,7 +166,9 @@ impl Sandbox {
             };
         };
         let git = if mode == SandboxMode::WorkspaceWrite {
-            git::access(&workspace, &writable)
+            // bubblewrap also binds /dev/shm writable.
+            let exposed: Vec<PathBuf> = writable.iter().cloned().chain([PathBuf::from("/dev/shm")]).collect();
+            git::access(&workspace, &exposed)
         } else {
             Default::default()
         };

@@ -107,6 +107,7 @@ impl IndexWatch {
             .args(SAFE_GIT)
             .args(args)
             .current_dir(&self.workspace)
+            .env("GIT_NO_LAZY_FETCH", "1")
             .stdin(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .kill_on_drop(true)

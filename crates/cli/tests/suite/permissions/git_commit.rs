@@ -249,11 +249,20 @@ async fn the_git_status_lathe_runs_at_start_runs_no_filter_or_signature_program_
     git(&p.ws, &["config", "filter.x.clean", &touch]);
     git(&p.ws, &["config", "log.showSignature", "true"]);
     git(&p.ws, &["config", "gpg.program", &format!("sh -c 'touch {}'", pwned.display())]);
-    std::fs::write(p.ws.join("a"), "changed\n").expect("a");
+    // The same size, so that git status must read the file (through the filter) to see the change;
+    // the section header after another on one line, as git's parser allows.
+    std::fs::write(p.ws.join("a"), "y\n").expect("a");
+    let config = std::fs::read_to_string(p.ws.join(".git/config")).expect("config");
+    std::fs::write(p.ws.join(".git/config"), config.replace("[filter \"x\"]", "[core] [filter \"x\"]"))
+        .expect("config");
     let server = scripted(vec![]).await;
     let out = output(lathe(&p, &server, &["-p", "hello"])).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let system = server.requests()[0].body.to_string();
     assert!(system.contains("Git status: not shown") && system.contains("first"), "{system}");
     assert!(!pwned.exists(), "Lathe's own git ran a program the repository's config names");
+    let mut plain = Command::new("git");
+    plain.arg("-C").arg(&p.ws).args(["status", "--short"]);
+    assert!(plain.output().expect("git").status.success());
+    assert!(pwned.exists(), "the test's filter does not run: it proves nothing");
 }
