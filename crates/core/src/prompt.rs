@@ -183,25 +183,15 @@ pub async fn git_block(cwd: &Path) -> String {
     text
 }
 
+use lathe_policy::sandbox::{GitDirs, SAFE_GIT_ARGS, SAFE_GIT_ENV, git_dirs};
+
 use crate::instructions::repo_root;
 
 /// Whether the repository at `root` has a `[filter …]` section, an include or a partial clone's
 /// promisor remote (whose lazy fetch runs `uploadpack`) in its own config
 /// (its git dir's, or for a linked worktree the common dir's and its own `config.worktree`).
 fn defines_filters(root: &Path) -> bool {
-    let dot_git = root.join(".git");
-    let git_dir = if dot_git.is_dir() {
-        dot_git
-    } else {
-        let text = std::fs::read_to_string(&dot_git).unwrap_or_default();
-        match text.lines().find_map(|line| line.strip_prefix("gitdir:")) {
-            Some(path) => root.join(path.trim()),
-            None => return false,
-        }
-    };
-    let common = std::fs::read_to_string(git_dir.join("commondir"))
-        .map(|text| git_dir.join(text.trim()))
-        .unwrap_or_else(|_| git_dir.clone());
+    let Some(GitDirs { git_dir, common }) = git_dirs(&root.join(".git")) else { return false };
     // Whitespace, case and a byte-order mark do not matter to git's parser, nor here; a section
     // header may follow another on one line. A false alarm only leaves the status out.
     [common.join("config"), git_dir.join("config.worktree")].iter().any(|file| {
@@ -217,31 +207,16 @@ fn defines_filters(root: &Path) -> bool {
 }
 
 /// Runs git for the environment block, outside the sandbox, in a workspace whose files a
-/// sandboxed command may have written: with nothing that runs a program on the way (no
-/// `core.fsmonitor`, no hooks, no submodules, whose own configs would run theirs) and no bare
-/// repository taken from a directory that merely looks like one (`safe.bareRepository`), and
-/// without taking the index lock.
+/// sandboxed command may have written: with nothing that runs a program on the way
+/// ([`SAFE_GIT_ARGS`], and no submodules, whose own configs would run theirs).
 async fn git(cwd: &Path, args: &[&str]) -> Option<String> {
     let mut args: Vec<&str> = args.to_vec();
     if args.first() == Some(&"status") {
         args.insert(1, "--ignore-submodules=all");
     }
     let output = Command::new("git")
-        .args([
-            "--no-optional-locks",
-            "-c",
-            "core.fsmonitor=false",
-            "-c",
-            "core.hooksPath=/dev/null",
-            "-c",
-            "safe.bareRepository=explicit",
-            "-c",
-            "core.pager=cat",
-            "-c",
-            "log.showSignature=false",
-        ])
-        // A partial clone fetches a missing object on demand, running the remote's upload-pack.
-        .env("GIT_NO_LAZY_FETCH", "1")
+        .args(SAFE_GIT_ARGS)
+        .envs(SAFE_GIT_ENV.iter().copied())
         .args(args)
         .current_dir(cwd)
         .stdin(std::process::Stdio::null())

@@ -114,41 +114,72 @@ pub(super) fn access(workspace: &Path, roots: &[PathBuf]) -> GitAccess {
     GitAccess { shield, writable, read_only, watched }
 }
 
-/// The git dirs a `.git` entry stands for: itself when a directory; for a file the git dir it
-/// names and that dir's common dir. Canonical paths; what does not resolve is left out.
-fn named_git_dirs(dot_git: &Path) -> Vec<PathBuf> {
-    let Ok(meta) = std::fs::symlink_metadata(dot_git) else { return Vec::new() };
-    if !meta.is_file() {
-        return dot_git.canonicalize().into_iter().collect();
-    }
-    let Some(base) = dot_git.parent() else { return Vec::new() };
-    let text = std::fs::read_to_string(dot_git).unwrap_or_default();
-    let Some(git_dir) = text
-        .lines()
-        .find_map(|line| line.strip_prefix("gitdir:"))
-        .and_then(|path| base.join(path.trim()).canonicalize().ok())
-    else {
-        return Vec::new();
+/// The git dir a `.git` entry stands for and its common dir (the same dir unless a `commondir`
+/// file names another), canonical: the entry itself when a directory, the dir a `.git` file names
+/// (`gitdir: <path>`, relative to the file's directory) otherwise. `None` when nothing resolves.
+/// Reads files only; for git run outside the sandbox on such a repository see [`SAFE_GIT_ARGS`].
+pub fn git_dirs(dot_git: &Path) -> Option<GitDirs> {
+    let meta = std::fs::symlink_metadata(dot_git).ok()?;
+    let git_dir = if meta.is_file() {
+        let text = std::fs::read_to_string(dot_git).ok()?;
+        let path = text.lines().find_map(|line| line.strip_prefix("gitdir:"))?.trim();
+        dot_git.parent()?.join(path).canonicalize().ok()?
+    } else {
+        dot_git.canonicalize().ok()?
     };
     let common = std::fs::read_to_string(git_dir.join("commondir"))
         .ok()
-        .and_then(|text| git_dir.join(text.trim()).canonicalize().ok());
-    std::iter::once(git_dir).chain(common).collect()
+        .and_then(|text| git_dir.join(text.trim()).canonicalize().ok())
+        .unwrap_or_else(|| git_dir.clone());
+    Some(GitDirs { git_dir, common })
+}
+
+/// A repository's own git dir and its common dir (config, hooks, objects, refs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GitDirs {
+    /// The git dir (`.git`, or a linked worktree's `<common>/worktrees/<name>`).
+    pub git_dir: PathBuf,
+    /// The common dir; the git dir itself for a repository's main checkout.
+    pub common: PathBuf,
+}
+
+/// Options for git that Lathe runs outside the sandbox on a repository a sandboxed command could
+/// have written: no fsmonitor, no hooks, no implicit bare repository, no pager, no signature
+/// checks, no optional locks. Set [`SAFE_GIT_ENV`] too.
+pub const SAFE_GIT_ARGS: &[&str] = &[
+    "--no-optional-locks",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "safe.bareRepository=explicit",
+    "-c",
+    "core.pager=cat",
+    "-c",
+    "log.showSignature=false",
+];
+
+/// The environment for [`SAFE_GIT_ARGS`]: a partial clone fetches a missing object on demand,
+/// running the remote's upload-pack.
+pub const SAFE_GIT_ENV: &[(&str, &str)] = &[("GIT_NO_LAZY_FETCH", "1")];
+
+/// The git dirs a `.git` entry stands for ([`git_dirs`]), each once.
+fn named_git_dirs(dot_git: &Path) -> Vec<PathBuf> {
+    let Some(dirs) = git_dirs(dot_git) else { return Vec::new() };
+    let mut named = vec![dirs.git_dir];
+    if dirs.common != named[0] {
+        named.push(dirs.common);
+    }
+    named
 }
 
 /// The own git dir and the common dir of the linked worktree at `workspace`, when git itself made
 /// them (see the module docs); `None` for anything a command could have planted.
 fn linked(workspace: &Path, dot_git: &Path) -> Option<(PathBuf, PathBuf)> {
     let workspace = workspace.canonicalize().ok()?;
-    let text = std::fs::read_to_string(dot_git).ok()?;
-    let path = text.lines().find_map(|line| line.strip_prefix("gitdir:"))?.trim();
-    let git_dir = workspace.join(path).canonicalize().ok()?;
-    if git_dir.starts_with(&workspace) {
-        return None;
-    }
-    let common = std::fs::read_to_string(git_dir.join("commondir")).ok()?;
-    let common = git_dir.join(common.trim()).canonicalize().ok()?;
-    if git_dir.parent()? != common.join("worktrees") {
+    let GitDirs { git_dir, common } = git_dirs(dot_git)?;
+    if git_dir.starts_with(&workspace) || git_dir.parent()? != common.join("worktrees") {
         return None;
     }
     let back = std::fs::read_to_string(git_dir.join("gitdir")).ok()?;

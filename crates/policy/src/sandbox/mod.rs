@@ -24,7 +24,7 @@ mod git;
 mod landlock;
 pub mod probe;
 
-pub use git::GitWatch;
+pub use git::{GitDirs, GitWatch, SAFE_GIT_ARGS, SAFE_GIT_ENV, git_dirs};
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};

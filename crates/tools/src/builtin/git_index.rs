@@ -22,33 +22,11 @@ pub(super) struct IndexWatch {
 /// (`touch -r` sets the modification time, and changes the change time doing so).
 type Stamp = (i64, i64, i64, i64, u64, u64);
 
-/// Git options for running git on a repository a sandboxed command could write: no fsmonitor,
-/// no hooks, no implicit bare repository, no optional locks.
-const SAFE_GIT: &[&str] = &[
-    "--no-optional-locks",
-    "-c",
-    "core.fsmonitor=false",
-    "-c",
-    "core.hooksPath=/dev/null",
-    "-c",
-    "safe.bareRepository=explicit",
-];
-
 impl IndexWatch {
-    /// The watch for `workspace`, when it is the top of a repository (`.git` a directory, or a
-    /// file naming the git dir).
+    /// The watch for `workspace`, when it is the top of a repository (see
+    /// [`lathe_policy::sandbox::git_dirs`]).
     pub(super) fn new(workspace: &Path) -> Option<IndexWatch> {
-        let dot_git = workspace.join(".git");
-        let meta = std::fs::symlink_metadata(&dot_git).ok()?;
-        let git_dir = if meta.is_dir() {
-            dot_git
-        } else if meta.is_file() {
-            let text = std::fs::read_to_string(&dot_git).ok()?;
-            workspace.join(text.lines().find_map(|line| line.strip_prefix("gitdir:"))?.trim())
-        } else {
-            return None;
-        };
-        let index = git_dir.join("index");
+        let index = lathe_policy::sandbox::git_dirs(&workspace.join(".git"))?.git_dir.join("index");
         Some(IndexWatch { workspace: workspace.to_path_buf(), before: stamp(&index), index })
     }
 
@@ -104,10 +82,10 @@ impl IndexWatch {
 
     async fn git(&self, args: &[&str]) -> Option<String> {
         let output = tokio::process::Command::new("git")
-            .args(SAFE_GIT)
+            .args(lathe_policy::sandbox::SAFE_GIT_ARGS)
+            .envs(lathe_policy::sandbox::SAFE_GIT_ENV.iter().copied())
             .args(args)
             .current_dir(&self.workspace)
-            .env("GIT_NO_LAZY_FETCH", "1")
             .stdin(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .kill_on_drop(true)
