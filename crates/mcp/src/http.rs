@@ -74,6 +74,9 @@ fn expired<E: std::error::Error + Send + Sync + 'static>(
     }
 }
 
+/// rmcp 3.11 sends every POST through `post_message_with_response_limits` and opens every stream
+/// with `get_stream_with_max_sse_event_size`; those two pass the limits on, the required
+/// `post_message` and `get_stream` only delegate.
 impl StreamableHttpClient for McpHttpClient {
     type Error = reqwest::Error;
 
@@ -87,30 +90,6 @@ impl StreamableHttpClient for McpHttpClient {
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         let had_session = session_id.is_some();
         expired(had_session, self.0.post_message(uri, message, session_id, auth_header, custom_headers).await)
-    }
-
-    async fn post_message_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let had_session = session_id.is_some();
-        let result = self
-            .0
-            .post_message_with_max_sse_event_size(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await;
-        expired(had_session, result)
     }
 
     async fn post_message_with_response_limits(
