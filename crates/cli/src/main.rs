@@ -37,7 +37,7 @@ fn main() -> ExitCode {
     init_tracing();
     // Whatever detaches from a command's group (`setsid`, a double fork) is re-parented to Lathe,
     // so that at exit nothing Lathe started survives.
-    let adopted = lathe_process::orphans::adopt();
+    let adopted = lathe_core::host::orphans::adopt();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {
@@ -59,10 +59,10 @@ fn main() -> ExitCode {
 }
 
 /// Ends what Lathe's commands, hooks and servers left running anywhere below it (see
-/// [`lathe_process::orphans`]), and says so in the log.
+/// [`lathe_core::host::orphans`]), and says so in the log.
 fn end_adopted(adopted: bool) {
     if adopted {
-        let ended = lathe_process::orphans::end_adopted(Duration::from_millis(200));
+        let ended = lathe_core::host::orphans::end_adopted(Duration::from_millis(200));
         if !ended.is_empty() {
             tracing::info!(?ended, "ended processes left running at exit");
         }

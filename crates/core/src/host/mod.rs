@@ -49,6 +49,9 @@ use tokio::sync::{mpsc, watch};
 pub use config::{Config, DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_MAX_TURNS, ResolvedProvider, default_provider};
 pub use error::StartError;
 pub use flags::{Flags, Interaction, SessionChoice};
+/// Processes that detached from their group: the front end makes Lathe their reaper at start
+/// ([`orphans::adopt`]) and ends them at exit ([`orphans::end_adopted`]).
+pub use lathe_process::orphans;
 pub use lathe_tools::builtin::{DirEntryName, dir_entries};
 
 use crate::hooks::Hooks;
@@ -164,9 +167,10 @@ impl SessionBuilder {
         }
         let session_file = opened.writer.as_ref().map(|writer| writer.path().to_path_buf());
         let mut tools = ToolRegistry::builtin();
-        // The shell tool's description states the sandbox its commands run in.
-        tools.register(Arc::new(lathe_tools::builtin::Shell::in_sandbox(ctx.sandbox.as_deref())));
         let mcp = mcp.finish().await;
+        // The shell tool's description states the sandbox its commands run in (which waits for
+        // the backend probe, started with the session and done by now, as the MCP servers were).
+        tools.register(Arc::new(lathe_tools::builtin::Shell::in_sandbox(ctx.sandbox.as_deref())));
         tracing::debug!("MCP servers ready");
         warnings.extend(mcp.warnings().iter().cloned());
         crate::mcp::register(&mut tools, &mcp);
