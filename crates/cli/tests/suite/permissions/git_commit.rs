@@ -5,6 +5,26 @@
 
 use super::*;
 
+/// Whether the run's `init` line says bubblewrap confined it; a loud skip otherwise (a failure in CI,
+/// which installs it).
+fn under_bubblewrap(lines: &[Value]) -> bool {
+    let init = lines.iter().find(|l| l["type"] == "init").expect("init");
+    if init["sandbox"].as_str().is_some_and(|s| s.ends_with("bubblewrap")) {
+        return true;
+    }
+    assert!(std::env::var_os("CI").is_none(), "bubblewrap does not work in CI: {init}");
+    eprintln!("SKIPPED: bubblewrap does not work on this machine ({init})");
+    false
+}
+
+/// A repository at `dir` with one commit (`first`) of a README.
+fn committed_readme(dir: &Path) {
+    git(dir, &["init", "-q", "-b", "trunk"]);
+    std::fs::write(dir.join("README"), "hello\n").expect("README");
+    git(dir, &["add", "README"]);
+    git(dir, &["commit", "-qm", "first"]);
+}
+
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .arg("-C")
@@ -27,10 +47,7 @@ async fn the_sandbox_lets_git_commit_in_a_repository_and_a_linked_worktree_but_n
         // The main checkout lies outside the workspace when the workspace is a linked worktree.
         let main = if linked { p.out.join("main") } else { p.ws.clone() };
         std::fs::create_dir_all(&main).expect("main");
-        git(&main, &["init", "-q", "-b", "trunk"]);
-        std::fs::write(main.join("README"), "hello\n").expect("README");
-        git(&main, &["add", "README"]);
-        git(&main, &["commit", "-qm", "first"]);
+        committed_readme(&main);
         if linked {
             std::fs::remove_dir_all(&p.ws).expect("ws");
             git(&main, &["worktree", "add", "-q", "-b", "feat", p.ws.to_str().expect("utf-8")]);
@@ -70,10 +87,7 @@ async fn the_sandbox_lets_git_commit_in_a_repository_and_a_linked_worktree_but_n
         assert_eq!(out.status.code(), Some(0), "linked={linked}: {}", stderr(&out));
         let lines = lines(&out);
         let shown = output_of(&lines, "c1");
-        let init = lines.iter().find(|l| l["type"] == "init").expect("init");
-        if !init["sandbox"].as_str().is_some_and(|s| s.ends_with("bubblewrap")) {
-            assert!(std::env::var_os("CI").is_none(), "bubblewrap does not work in CI: {init}");
-            eprintln!("SKIPPED: bubblewrap does not work on this machine ({init})");
+        if !under_bubblewrap(&lines) {
             return;
         }
         assert!(shown.contains("committed"), "linked={linked}: {shown}");
@@ -87,6 +101,8 @@ async fn the_sandbox_lets_git_commit_in_a_repository_and_a_linked_worktree_but_n
         assert!(shown.contains("dot-git-stays") && shown.contains("planted"), "linked={linked}: {shown}");
         // What the command planted is gone, and the result says so; the repository still works.
         let own = PathBuf::from(git(&p.ws, &["rev-parse", "--absolute-git-dir"]).trim());
+        // The probe left a process that would plant a `commondir` a second after the call: the
+        // wait is the behaviour under test (nothing may appear), so it cannot be a poll.
         std::thread::sleep(std::time::Duration::from_millis(1500));
         for planted in ["commondir", "modules"] {
             if linked && planted == "commondir" {
@@ -116,10 +132,7 @@ async fn the_sandbox_lets_git_commit_in_a_repository_and_a_linked_worktree_but_n
 #[tokio::test]
 async fn a_forged_index_a_head_made_a_directory_and_a_planted_mcp_config_are_undone() {
     let p = project();
-    git(&p.ws, &["init", "-q", "-b", "trunk"]);
-    std::fs::write(p.ws.join("README"), "hello\n").expect("README");
-    git(&p.ws, &["add", "README"]);
-    git(&p.ws, &["commit", "-qm", "first"]);
+    committed_readme(&p.ws);
     // An index entry git would refuse to write, made by renaming a valid one in place.
     std::fs::write(
         p.ws.join("forge.py"),
@@ -142,10 +155,7 @@ async fn a_forged_index_a_head_made_a_directory_and_a_planted_mcp_config_are_und
     let out = output(lathe(&p, &server, &["-p", "forge"])).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let lines = lines(&out);
-    let init = lines.iter().find(|l| l["type"] == "init").expect("init");
-    if !init["sandbox"].as_str().is_some_and(|s| s.ends_with("bubblewrap")) {
-        assert!(std::env::var_os("CI").is_none(), "bubblewrap does not work in CI: {init}");
-        eprintln!("SKIPPED: bubblewrap does not work on this machine ({init})");
+    if !under_bubblewrap(&lines) {
         return;
     }
     let shown = output_of(&lines, "c1");
@@ -184,10 +194,7 @@ async fn the_git_status_lathe_runs_at_start_runs_no_program_a_nested_repository_
 #[tokio::test]
 async fn an_index_forged_with_its_old_modification_time_is_still_caught() {
     let p = project();
-    git(&p.ws, &["init", "-q", "-b", "trunk"]);
-    std::fs::write(p.ws.join("README"), "hello\n").expect("README");
-    git(&p.ws, &["add", "README"]);
-    git(&p.ws, &["commit", "-qm", "first"]);
+    committed_readme(&p.ws);
     std::fs::write(
         p.ws.join("forge.py"),
         "import hashlib\n\
@@ -218,10 +225,7 @@ async fn an_index_forged_with_its_old_modification_time_is_still_caught() {
     let out = output(lathe(&p, &server, &["-p", "forge"])).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let lines = lines(&out);
-    let init = lines.iter().find(|l| l["type"] == "init").expect("init");
-    if !init["sandbox"].as_str().is_some_and(|s| s.ends_with("bubblewrap")) {
-        assert!(std::env::var_os("CI").is_none(), "bubblewrap does not work in CI: {init}");
-        eprintln!("SKIPPED: bubblewrap does not work on this machine ({init})");
+    if !under_bubblewrap(&lines) {
         return;
     }
     assert!(output_of(&lines, "c1").contains("staged"), "{}", output_of(&lines, "c1"));
