@@ -208,17 +208,7 @@ async fn a_restarted_http_server_answers_the_next_call_in_a_new_session() {
     // server-everything (the TypeScript SDK) refuses the old session with 400, not 404.
     let dir = tempfile::tempdir().expect("tempdir");
     let port = free_port();
-    let spawn = || {
-        std::process::Command::new(npm_bin("mcp-server-everything"))
-            .arg("streamableHttp")
-            .env("PORT", port.to_string())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("spawn server-everything")
-    };
-    let mut first = KillOnDrop(spawn());
-    wait_for_port(port, Duration::from_secs(20)).await;
+    let mut first = everything_http_on(port).await;
     let transport =
         Transport::Http { url: format!("http://127.0.0.1:{port}/mcp"), headers: Default::default() };
     let mut settings = settings(dir.path());
@@ -229,8 +219,7 @@ async fn a_restarted_http_server_answers_the_next_call_in_a_new_session() {
     echo.call(json!({"message": "one"}), &cancel).await.expect("first call");
     let _ = first.0.kill();
     let _ = first.0.wait();
-    let _second = KillOnDrop(spawn());
-    wait_for_port(port, Duration::from_secs(20)).await;
+    let _second = everything_http_on(port).await;
     let started = std::time::Instant::now();
     let answer = echo.call(json!({"message": "two"}), &cancel).await.expect("the call after the restart");
     assert_eq!(answer.content, vec![Content::text("Echo: two")]);

@@ -92,6 +92,12 @@ impl Drop for KillOnDrop {
 /// Starts server-everything over streamable HTTP on a free port; returns the guard and its URL.
 pub async fn everything_http() -> (KillOnDrop, String) {
     let port = free_port();
+    let guard = everything_http_on(port).await;
+    (guard, format!("http://127.0.0.1:{port}/mcp"))
+}
+
+/// Starts server-everything over streamable HTTP on `port` and waits until it listens.
+pub async fn everything_http_on(port: u16) -> KillOnDrop {
     let child = std::process::Command::new(npm_bin("mcp-server-everything"))
         .arg("streamableHttp")
         .env("PORT", port.to_string())
@@ -101,5 +107,5 @@ pub async fn everything_http() -> (KillOnDrop, String) {
         .expect("spawn server-everything");
     let guard = KillOnDrop(child);
     wait_for_port(port, Duration::from_secs(20)).await;
-    (guard, format!("http://127.0.0.1:{port}/mcp"))
+    guard
 }
