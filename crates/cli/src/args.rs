@@ -79,6 +79,10 @@ pub struct Cli {
     #[arg(long, value_name = "MODE")]
     pub sandbox: Option<String>,
 
+    /// Long-term memory: on (default), read-only (recall without writes), off.
+    #[arg(long, value_name = "MODE")]
+    pub memory: Option<String>,
+
     /// Model requests allowed for this prompt (default 50).
     #[arg(long)]
     pub max_turns: Option<u32>,
@@ -145,6 +149,47 @@ pub enum Command {
         #[command(subcommand)]
         action: McpAction,
     },
+    /// Long-term memory: list, show, forget, promote, export, and why the last request got what
+    /// it got.
+    Memory {
+        /// What to do.
+        #[command(subcommand)]
+        action: MemoryAction,
+    },
+}
+
+/// `lathe memory …`
+#[derive(Debug, Subcommand)]
+pub enum MemoryAction {
+    /// Every entry of the user, project and shared scopes: id, type, description.
+    List {
+        /// One JSON array instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One entry's file (frontmatter and body).
+    Show {
+        /// The entry's id (`project/pnpm`).
+        id: String,
+    },
+    /// Delete an entry and its index line.
+    Rm {
+        /// The entry's id.
+        id: String,
+    },
+    /// Which entries the last request of the latest session was given, and why.
+    Why,
+    /// Copy a project entry into the repository's shared `.lathe/memory/` (to commit it).
+    Promote {
+        /// The entry's id (`project/…`).
+        id: String,
+    },
+    /// Every entry with its frontmatter and body.
+    Export {
+        /// As one JSON array (the only format).
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `lathe mcp …`
@@ -208,6 +253,7 @@ impl Cli {
             no_auto_compact: self.no_auto_compact,
             model_path: self.model_path.clone(),
             sandbox: self.sandbox.clone(),
+            memory: self.memory.clone(),
             mcp_config: self.mcp_config.clone(),
             session,
         }

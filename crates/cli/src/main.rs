@@ -9,6 +9,7 @@
 mod args;
 mod failure;
 mod mcp;
+mod memory;
 mod model;
 mod print;
 mod sessions;
@@ -114,6 +115,7 @@ async fn run(cli: Cli) -> u8 {
         Some(Command::Model { action }) => return model::model_command(action).await,
         Some(Command::Sessions { json }) => return list_sessions(&cli, *json),
         Some(Command::Mcp { action }) => return mcp::command(&cli, action).await,
+        Some(Command::Memory { action }) => return memory::command(&cli, action),
         None => {}
     }
     let format = cli.output_format;

@@ -41,6 +41,7 @@ pub mod hooks;
 pub mod host;
 pub mod instructions;
 pub mod mcp;
+pub mod memory;
 pub mod paths;
 pub(crate) mod permissions;
 pub(crate) mod pricing;

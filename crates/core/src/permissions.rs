@@ -78,6 +78,7 @@ pub fn permissions(
         home,
         settings: loaded,
         protected: settings.paths().map(Path::to_path_buf).collect(),
+        protected_dirs: memory_dirs(lathe_home, workspace),
         plan_file: Some(plan_file(lathe_home, session_id)),
         sandbox: sandbox_mode,
         network,
@@ -88,6 +89,13 @@ pub fn permissions(
     remove.extend(layer.providers.values().filter_map(|entry| entry.api_key_env.clone()));
     let shell_env = ShellEnv { keep: layer.shell_env.keep.clone().unwrap_or_default(), remove };
     Permissions { policy: Arc::new(policy), sandbox, shell_env, warnings }
+}
+
+/// The memory folders of a session in `workspace` (user, project, and the repository's shared
+/// one), which file tools never write.
+fn memory_dirs(lathe_home: &Path, workspace: &Path) -> Vec<std::path::PathBuf> {
+    let roots = crate::memory::Roots::for_workspace(lathe_home, workspace);
+    [Some(roots.user), Some(roots.project), roots.shared].into_iter().flatten().collect()
 }
 
 /// Where plan mode writes its plan: `<lathe_home>/plans/<session_id>.md`.

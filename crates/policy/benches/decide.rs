@@ -48,6 +48,7 @@ fn main() {
     .unwrap();
     let files = settings_files(Some(&home.join(".claude")), Some(&home), &home.join(".lathe"), &ws);
     let policy = Policy::new(PolicyConfig {
+        protected_dirs: Vec::new(),
         mode: PermissionMode::Default,
         workspace: ws.clone(),
         home: Some(home.clone()),

@@ -63,6 +63,14 @@ pub enum Access {
         /// The URL.
         url: String,
     },
+    /// Reads or writes long-term memory: `path` is the entry's virtual path below `/memories/`
+    /// (`project/pnpm.md`), what `Memory(…)` rules match.
+    Memory {
+        /// The virtual path below `/memories/` (`user/…`, `project/…`).
+        path: String,
+        /// Whether the call changes memory (`create`, `str_replace`, `insert`, `delete`, `rename`).
+        write: bool,
+    },
     /// A tool that declares nothing (MCP tools, skills): decided on its name and effect.
     Undeclared {
         /// Whether the tool says it only reads.

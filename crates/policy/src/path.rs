@@ -105,6 +105,9 @@ pub struct Guard {
     pub home: Option<PathBuf>,
     /// Files tools never write: the permission settings files (real paths).
     pub protected: Vec<PathBuf>,
+    /// Folders file tools never write: the memory folders, written by the `memory` tool only
+    /// (real paths).
+    pub protected_dirs: Vec<PathBuf>,
 }
 
 /// The verdict of the guard on one path.
@@ -138,7 +141,15 @@ impl Guard {
             temp_dirs,
             home: home.map(real_path),
             protected: protected.iter().map(|path| real_path(path)).collect(),
+            protected_dirs: Vec::new(),
         }
+    }
+
+    /// The guard with `dirs` protected from file tools: nothing under them is written (the
+    /// memory folders, which the `memory` tool writes).
+    pub fn with_protected_dirs(mut self, dirs: &[PathBuf]) -> Guard {
+        self.protected_dirs = dirs.iter().map(|dir| real_path(dir)).collect();
+        self
     }
 
     /// The roots writes may go to: workspace, extra roots, temp dirs.
@@ -165,6 +176,9 @@ impl Guard {
         }
         if self.protected.contains(&real) {
             return PathCheck::Sensitive(real, "a permission settings file");
+        }
+        if self.protected_dirs.iter().any(|dir| real.starts_with(dir)) {
+            return PathCheck::Sensitive(real, "a memory file (only the memory tool writes memory)");
         }
         if self.inside_roots(&real) { PathCheck::Inside(real) } else { PathCheck::Outside(real) }
     }

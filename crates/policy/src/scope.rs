@@ -115,6 +115,14 @@ impl ToolScope {
                     outside(format!("fetching from {host}"))
                 }
             }
+            Access::Memory { path, write } => {
+                if self.rules.iter().any(|rule| rule.matches_memory(path, *write) || rule.matches_tool(tool))
+                {
+                    Ok(())
+                } else {
+                    outside(format!("memory `{path}`"))
+                }
+            }
             Access::Session | Access::Undeclared { .. } => {
                 if self.rules.iter().any(|rule| rule.matches_tool(tool)) {
                     Ok(())

@@ -428,6 +428,12 @@ pub enum Meta {
         /// Estimated request size after pruning, in tokens.
         tokens_after: u64,
     },
+    /// The `memory` tool changed a memory file (FEATURES.md §I).
+    MemoryWrite(crate::memory::MemoryWrite),
+    /// The `memory` tool refused a write whose value looked like a secret.
+    MemoryRefused(crate::memory::MemoryRefusal),
+    /// Memory entries were attached to a user message.
+    MemoryRecall(crate::memory::MemoryRecall),
 }
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {

@@ -24,6 +24,7 @@ pub mod error;
 pub mod event;
 pub mod extensions;
 pub mod ledger;
+pub mod memory;
 pub mod mode;
 pub mod pairing;
 pub mod preview;

@@ -30,6 +30,7 @@ pub const TOOL_NAMES: &[ToolNames] = &[
     ToolNames { lathe: "web_fetch", claude: "WebFetch", aliases: &[] },
     ToolNames { lathe: "task", claude: "Task", aliases: &["Agent"] },
     ToolNames { lathe: "skill", claude: "Skill", aliases: &[] },
+    ToolNames { lathe: "memory", claude: "Memory", aliases: &[] },
 ];
 
 /// The table entry for a name written in any of its spellings (`Bash`, `shell`, `Agent`).

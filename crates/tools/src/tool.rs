@@ -58,6 +58,9 @@ pub struct ToolOutput {
     /// How a front end may show this result instead of `content` (the diff of an edit, a line
     /// such as `read 42 lines`); `None` shows `content`. Never sent to the model.
     pub view: Option<ResultView>,
+    /// Items the call adds to the ledger right after its result (a memory write's record); saved,
+    /// never sent.
+    pub ledger: Vec<lathe_protocol::Meta>,
 }
 
 impl ToolOutput {

@@ -345,6 +345,18 @@ impl App {
                 Err(message) => self.state.push_notice(NoticeKind::Warning, &message),
             },
             Action::NewSession => self.switch_to(SessionChoice::New),
+            Action::Memory(argument) => {
+                let shown = lathe_core::memory::manage::locate(&self.flags, None)
+                    .map_err(|error| error.to_string())
+                    .and_then(|(_, roots)| {
+                        lathe_core::memory::manage::slash(&roots, argument.as_deref())
+                            .map_err(|error| error.to_string())
+                    });
+                match shown {
+                    Ok(text) => self.state.push_notice(NoticeKind::Info, text.trim_end()),
+                    Err(message) => self.state.push_notice(NoticeKind::Error, &message),
+                }
+            }
             Action::ListTurns => self.send(AgentOp::ListTurns),
             Action::Rewind(turn) => self.send(AgentOp::Rewind { turn }),
             Action::Quit => self.quit(crate::args::EXIT_OK),

@@ -351,6 +351,7 @@ impl UiState {
                 self.push_notice(NoticeKind::Info, &text);
                 Vec::new()
             }
+            SlashCommand::Memory(argument) => vec![Action::Memory(argument)],
             SlashCommand::Quit => vec![Action::Quit],
         }
     }

@@ -50,6 +50,11 @@ pub const COMMANDS: &[CommandInfo] = &[
     },
     CommandInfo { name: "skills", argument: "", description: "list the skills (/<skill-name> runs one)" },
     CommandInfo { name: "mcp", argument: "", description: "MCP servers: status and tool count" },
+    CommandInfo {
+        name: "memory",
+        argument: "[cmd]",
+        description: "long-term memories: list them; show ID opens one, forget ID deletes it",
+    },
     CommandInfo { name: "quit", argument: "", description: "exit (also /exit)" },
 ];
 
@@ -78,6 +83,8 @@ pub enum SlashCommand {
     Skills,
     /// `/mcp`
     Mcp,
+    /// `/memory [show ID | forget ID]`
+    Memory(Option<String>),
     /// `/quit`, `/exit`
     Quit,
     /// A custom command or a skill of the session: the whole line is sent to it.
@@ -136,6 +143,7 @@ pub fn parse(line: &str) -> Result<SlashCommand, SlashError> {
         "compact" => Ok(SlashCommand::Compact(argument)),
         "skills" => none(SlashCommand::Skills, "skills"),
         "mcp" => none(SlashCommand::Mcp, "mcp"),
+        "memory" | "memories" => Ok(SlashCommand::Memory(argument)),
         "quit" | "exit" => none(SlashCommand::Quit, "quit"),
         other => Err(SlashError::Unknown { name: other.to_string(), suggestion: closest(other) }),
     }

@@ -81,6 +81,8 @@ pub enum Action {
     Rewind(u32),
     /// Start a new session.
     NewSession,
+    /// `/memory …`: list, show or forget long-term memories.
+    Memory(Option<String>),
     /// Leave the UI.
     Quit,
 }

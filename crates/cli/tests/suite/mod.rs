@@ -12,6 +12,7 @@ mod headless;
 mod hooks;
 mod kill;
 mod mcp;
+mod memory;
 mod msrv;
 mod permissions;
 mod replay;

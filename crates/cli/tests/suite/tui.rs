@@ -509,3 +509,38 @@ async fn resizing_to_20_by_5_mid_stream_and_back_leaves_the_answer_in_the_scroll
     .await
     .expect("scenario");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_memory_write_asks_with_its_diff_and_slash_memory_lists_the_entry() {
+    let setup = setup();
+    let server = scripted(json!([
+        {"tool_calls": [{"id": "m1", "name": "memory", "arguments":
+            {"command": "create", "path": "/memories/user/pnpm.md", "file_text": "We use pnpm, not npm."}}]},
+        {"text": "Saved it."}
+    ]))
+    .await;
+    let script = pane_script(&setup, &server, &[]);
+    let dir = setup.tmp.path().to_path_buf();
+    let entry = setup.home.join("memory/pnpm.md");
+    tokio::task::spawn_blocking(move || {
+        let pane = Tmux::start(&dir, 110, 32, &script);
+        pane.wait_for("claude-sonnet-4-5 · default", WAIT);
+        pane.type_text("remember that we use pnpm");
+        pane.keys(&["Enter"]);
+        let shown = pane.wait_for("+ We use pnpm, not npm.", WAIT);
+        assert!(shown.contains("/memories/user/pnpm.md"), "the dialog names the entry:\n{shown}");
+        assert!(!entry.exists(), "nothing is written before the answer");
+        pane.keys(&["y"]);
+        pane.wait_for("Saved it.", WAIT);
+        assert!(entry.exists());
+        pane.type_text("/memory");
+        pane.keys(&["Enter"]);
+        let listed = pane.wait_for("user/pnpm", WAIT);
+        assert!(listed.contains("We use pnpm, not npm."), "{listed}");
+        pane.type_text("/quit");
+        pane.keys(&["Enter"]);
+        pane.wait_for(SETTINGS_END, WAIT);
+    })
+    .await
+    .expect("scenario");
+}

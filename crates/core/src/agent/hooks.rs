@@ -1,7 +1,7 @@
 //! Where the agent loop meets hooks: the hook part ([`super::turn_hooks`]) decides, this file
 //! records what it decided in the ledger.
 
-use lathe_protocol::{AgentEvent, CompactionTrigger, LedgerItem, StopCause, UserMessage};
+use lathe_protocol::{AgentEvent, CompactionTrigger, LedgerItem, Meta, StopCause, UserMessage};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -47,7 +47,7 @@ impl Agent {
         events: &mpsc::UnboundedSender<AgentEvent>,
         cancel: &CancellationToken,
     ) -> Option<StopCause> {
-        let input = match self.hooks.prompt(input, events, cancel).await {
+        let mut input = match self.hooks.prompt(input, events, cancel).await {
             Ok(input) => input,
             Err(refusal) => return Some(refusal),
         };
@@ -55,7 +55,11 @@ impl Agent {
         if let Some(context) = self.hooks.take_session_context().filter(|_| !started_before) {
             self.append(LedgerItem::User(UserMessage::injected(context)));
         }
+        let recalled = self.recall(&mut input);
         self.append(LedgerItem::User(input));
+        if let Some(record) = recalled {
+            self.append(LedgerItem::Meta(Meta::MemoryRecall(record)));
+        }
         None
     }
 

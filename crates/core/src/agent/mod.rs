@@ -19,6 +19,7 @@
 mod compaction;
 mod controls;
 mod hooks;
+mod memory;
 mod rewind;
 mod rules;
 mod settings;
@@ -53,6 +54,7 @@ use crate::exec::Approver;
 use crate::history::FileHistory;
 use crate::hooks::Hooks;
 use crate::instructions::RuleSet;
+use crate::memory::session::SessionMemory;
 use crate::recovery;
 use crate::requester::Requester;
 use crate::session::SessionWriter;
@@ -76,6 +78,8 @@ pub struct Agent {
     /// Path-scoped instruction rules, loaded on the first matching read.
     rules: RuleSet,
     hooks: TurnHooks,
+    /// Long-term memory: recall per user turn, and the files a `memory` write changes.
+    memory: Option<Arc<SessionMemory>>,
 }
 
 impl Agent {
@@ -116,7 +120,15 @@ impl Agent {
             context,
             rules: RuleSet::default(),
             hooks: TurnHooks::default(),
+            memory: None,
         }
+    }
+
+    /// Recalls from `memory` for each user prompt, and saves the files its `memory` writes change
+    /// to the file history first (see [`crate::memory`]).
+    pub fn with_memory(mut self, memory: Arc<SessionMemory>) -> Agent {
+        self.memory = Some(memory);
+        self
     }
 
     /// Sets the session's hooks.

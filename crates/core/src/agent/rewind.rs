@@ -23,7 +23,7 @@ impl Agent {
         history::turn_starts(self.transcript.items()).len() as u32
     }
 
-    /// Saves the files `calls` would change, once per file and user turn, recording each in the
+    /// Saves the files `calls` would change (memory files included), once per file and user turn, recording each in the
     /// ledger before any of the calls runs. A file that cannot be saved gets a warning.
     pub(crate) fn snapshot_files(&mut self, calls: &[ToolCall]) {
         let Some(store) = self.transcript.history().cloned() else { return };
@@ -32,9 +32,14 @@ impl Agent {
             return;
         }
         let start = history::turn_starts(self.transcript.items()).last().copied().unwrap_or(0);
-        for call in calls {
-            let Some(path) = history::changed_path(call) else { continue };
-            let path = self.ctx.resolve(path);
+        let paths: Vec<_> = calls
+            .iter()
+            .flat_map(|call| {
+                let file = history::changed_path(call).map(|path| self.ctx.resolve(path));
+                file.into_iter().chain(self.memory_paths(call))
+            })
+            .collect();
+        for path in paths {
             let name = path.display().to_string();
             let saved = self.transcript.items()[start..].iter().any(
                 |item| matches!(item, LedgerItem::Meta(Meta::FileSnapshot { path, .. }) if *path == name),

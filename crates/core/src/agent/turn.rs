@@ -176,6 +176,7 @@ impl Agent {
             let _ = events.send(AgentEvent::Warning { message });
         }
         self.transcript.unique_call_ids(&mut message);
+        crate::memory::session::redact_calls(&mut message);
         let usage = message.usage;
         if !failed {
             self.context.answered(&usage, self.totals.input_includes_cache_reads());
@@ -284,6 +285,9 @@ impl Agent {
             });
             turn.progress.observe(call, &done.result);
             self.append(LedgerItem::ToolResult(done.result));
+            for meta in done.ledger {
+                self.append(LedgerItem::Meta(meta));
+            }
         }
         self.load_rules_for(calls);
         self.fold_subagent_usage(events);

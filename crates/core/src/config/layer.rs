@@ -25,6 +25,9 @@
 //!
 //! [shell_env]
 //! keep = ["GITHUB_TOKEN"]          # secret-looking variables commands may still see
+//!
+//! [memory]
+//! mode = "on"                      # on (default) | read-only (recall, no writes) | off (--memory)
 //! ```
 //!
 //! Each layer is a [`ConfigLayer`] of the fields it sets; [`ConfigLayer::merged`] merges them as
@@ -158,6 +161,14 @@ pub struct McpEntry {
     pub tool_timeout_ms: Option<u64>,
 }
 
+/// Long-term memory settings (`[memory]`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryEntry {
+    /// `on` (default), `read-only` (recall without the write commands) or `off`.
+    pub mode: Option<crate::memory::session::MemoryMode>,
+}
+
 /// One configuration layer (a file, the environment, or the flags).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -211,6 +222,9 @@ pub struct ConfigLayer {
     /// MCP settings.
     #[serde(default)]
     pub mcp: McpEntry,
+    /// Long-term memory settings.
+    #[serde(default)]
+    pub memory: MemoryEntry,
 }
 
 impl ConfigLayer {

@@ -10,5 +10,5 @@ pub mod layer;
 pub mod merge;
 pub mod settings;
 
-pub use layer::{ConfigError, ConfigLayer, SandboxEntry};
+pub use layer::{ConfigError, ConfigLayer, MemoryEntry, SandboxEntry};
 pub use settings::SettingsSources;

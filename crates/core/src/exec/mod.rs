@@ -57,6 +57,8 @@ pub(crate) struct Executed {
     pub tool: String,
     pub elapsed_ms: u64,
     pub view: Option<ResultView>,
+    /// Ledger items the tool asked to add after the result ([`lathe_tools::ToolOutput::ledger`]).
+    pub ledger: Vec<lathe_protocol::Meta>,
 }
 
 /// Everything the executor needs, borrowed from the agent for one response.
@@ -151,7 +153,7 @@ impl Executor<'_> {
             status: ToolStatus::Failed,
             receipt: Some(receipt),
         };
-        Executed { result, tool: call.name.clone(), elapsed_ms: 0, view: None }
+        Executed { result, tool: call.name.clone(), elapsed_ms: 0, view: None, ledger: Vec::new() }
     }
 
     fn effect_of(&self, call: &ToolCall) -> Effect {
@@ -189,6 +191,7 @@ impl Executor<'_> {
         let prepared = inspect::inspect(self, call, &mut receipt).await;
         let ran = prepared.is_ok();
         let mut view = None;
+        let mut ledger = Vec::new();
         let (mut content, is_error, status) = match prepared {
             Err((text, status)) => (vec![Content::text(text)], true, status),
             Ok(tool) => match tool.call(call.arguments.clone(), &self.call_context(call)).await {
@@ -199,6 +202,7 @@ impl Executor<'_> {
                         let _ = self.events.send(AgentEvent::Todos { items });
                     }
                     view = output.view;
+                    ledger = output.ledger;
                     (output.content, output.is_error, ToolStatus::Completed)
                 }
                 Err(error) => {
@@ -243,7 +247,7 @@ impl Executor<'_> {
         receipt.elapsed_ms = elapsed_ms;
         let result =
             ToolResult { call_id: call.id.clone(), content, is_error, status, receipt: Some(receipt) };
-        Executed { result, tool: call.name.clone(), elapsed_ms, view }
+        Executed { result, tool: call.name.clone(), elapsed_ms, view, ledger }
     }
 
     /// The context for `call`: the session's, tagged with the call's id.
@@ -376,5 +380,6 @@ pub(crate) fn interrupted(call: &ToolCall, why: &str) -> Executed {
         tool: call.name.clone(),
         elapsed_ms: 0,
         view: None,
+        ledger: Vec::new(),
     }
 }

@@ -96,14 +96,20 @@ pub fn changed_path(call: &ToolCall) -> Option<&str> {
 pub const COMMAND_REPORT_PREFIX: &str = "I ran a shell command myself: ";
 
 /// What the user typed in a user message: its text blocks joined with newlines, without the
-/// reports of `!cmd` commands Lathe prepended ([`COMMAND_REPORT_PREFIX`]) — the prompt the
+/// reports of `!cmd` commands Lathe prepended ([`COMMAND_REPORT_PREFIX`]) and the memory it
+/// attached ([`crate::memory::session::RECALL_PREFIX`]) — the prompt the
 /// session list, the turn list and a rewind show.
 pub fn message_text(message: &UserMessage) -> String {
     let parts: Vec<&str> = message
         .content
         .iter()
         .filter_map(|content| match content {
-            Content::Text { text } if !text.starts_with(COMMAND_REPORT_PREFIX) => Some(text.as_str()),
+            Content::Text { text }
+                if !text.starts_with(COMMAND_REPORT_PREFIX)
+                    && !text.starts_with(crate::memory::session::RECALL_PREFIX) =>
+            {
+                Some(text.as_str())
+            }
             Content::Text { .. } | Content::Image { .. } | Content::Thinking(_) | Content::ToolCall(_) => {
                 None
             }

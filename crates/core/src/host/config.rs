@@ -247,8 +247,15 @@ fn flags_layer(flags: &Flags) -> Result<ConfigLayer, StartError> {
         })?),
         None => None,
     };
+    let memory = match &flags.memory {
+        Some(mode) => Some(mode.parse().map_err(|error: crate::memory::session::UnknownMemoryMode| {
+            StartError::Usage(format!("--memory: {error}"))
+        })?),
+        None => None,
+    };
     Ok(ConfigLayer {
         sandbox: crate::config::SandboxEntry { mode: sandbox, network: None },
+        memory: crate::config::MemoryEntry { mode: memory },
         provider: flags.provider.clone(),
         model: flags.model.clone(),
         base_url: flags.base_url.clone(),

@@ -28,14 +28,16 @@ pub(crate) fn discover(workspace: &std::path::Path, home: &std::path::Path) -> F
     Found { skills: Arc::new(skills), agents, warnings }
 }
 
-/// `builtin` plus the `skill` tool (when there are skills) and the `task` tool; `parent` gets the
-/// tools a sub-agent may take (everything but `task`). The session's own tools are behind the
+/// `builtin` plus the `skill` tool (when there are skills), `main_only` (tools sub-agents never
+/// get, such as memory writes, which replace their read-only namesakes) and the `task` tool;
+/// `parent` gets the tools a sub-agent may take (everything but `task` and `main_only`). The session's own tools are behind the
 /// returned gate, which a loaded skill's `allowed-tools` close until the turn ends (a sub-agent's
 /// tools are not: its `skill` calls do not restrict the parent).
 pub(crate) fn tools(
     found: Found,
     mut tools: ToolRegistry,
     parent: impl FnOnce(ToolRegistry) -> Parent,
+    main_only: Vec<Arc<dyn lathe_tools::DynTool>>,
     warnings: &mut Vec<String>,
 ) -> (ToolRegistry, Arc<ToolGate>) {
     warnings.extend(found.warnings);
@@ -52,6 +54,9 @@ pub(crate) fn tools(
         }
     }
     let parent = parent(tools.clone());
+    for tool in main_only {
+        tools.register(tool);
+    }
     tools.register(Arc::new(TaskTool::new(parent, found.agents)));
     if !found.skills.is_empty() {
         let (tool, _) = SkillTool::new(found.skills.clone());

@@ -32,6 +32,8 @@ pub struct Flags {
     /// OS sandbox of shell commands (`--sandbox workspace-write|read-only|off`), checked by the
     /// builder.
     pub sandbox: Option<String>,
+    /// Long-term memory (`--memory on|read-only|off`), checked by the builder.
+    pub memory: Option<String>,
     /// `--mcp-config` arguments (files or inline JSON), added to the configured MCP servers.
     pub mcp_config: Vec<String>,
     /// Which session to open.

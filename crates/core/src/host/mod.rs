@@ -32,6 +32,7 @@
 mod approver;
 mod command;
 mod config;
+pub use config::workspace;
 mod error;
 mod extensions;
 mod flags;
@@ -55,6 +56,8 @@ pub use lathe_process::orphans;
 pub use lathe_tools::builtin::{DirEntryName, dir_entries};
 
 use crate::hooks::Hooks;
+use crate::memory::session::{MemoryMode, SessionMemory};
+use crate::memory::tool::{MemoryTool, MemoryViewTool};
 use crate::session::SessionSummary;
 use crate::subagent::task::Parent;
 use crate::subagent::usage::UsageMeter;
@@ -174,6 +177,18 @@ impl SessionBuilder {
         tracing::debug!("MCP servers ready");
         warnings.extend(mcp.warnings().iter().cloned());
         crate::mcp::register(&mut tools, &mcp);
+        let memory_mode = config.layer.memory.mode.unwrap_or_default();
+        let (memory, memory_warnings) =
+            SessionMemory::open(&home, &config.workspace, memory_mode, &opened.id);
+        warnings.extend(memory_warnings);
+        let mut main_only: Vec<Arc<dyn lathe_tools::DynTool>> = Vec::new();
+        if let Some(memory) = &memory {
+            // Sub-agents read memory and never write it: the writing tool is the main agent's.
+            tools.register(Arc::new(MemoryViewTool::new(memory.clone())));
+            if memory.mode() == MemoryMode::On {
+                main_only.push(Arc::new(MemoryTool::new(memory.clone())));
+            }
+        }
         let (hooks, hook_warnings) = Hooks::for_session(
             &settings.files,
             &config.workspace,
@@ -205,9 +220,12 @@ impl SessionBuilder {
             meter: meter.clone(),
             hooks: hooks.clone(),
         };
-        let (mut tools, gate) = extensions::tools(found, tools, parent, &mut warnings);
+        let (mut tools, gate) = extensions::tools(found, tools, parent, main_only, &mut warnings);
         let mut system = prompt.system;
         let mut session_context = prompt.session_context;
+        if let Some(memory) = &memory {
+            session_context.push_str(&memory.index_context());
+        }
         if resolved.profile.tool_set == crate::profile::ToolSet::Small {
             // The environment (working directory, date) and the project instructions differ between
             // directories and days: in a new session they open the first message, before the
@@ -250,6 +268,9 @@ impl SessionBuilder {
                 .with_session_context(session_context)
                 .with_usage_meter(meter)
                 .with_hooks(hooks);
+        if let Some(memory) = memory {
+            agent = agent.with_memory(memory);
+        }
         if let Some(history) = opened.history {
             agent = agent.with_history(history);
         }

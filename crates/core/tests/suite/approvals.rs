@@ -64,6 +64,7 @@ fn policy(ws: &Path, home: &Path, mode: PermissionMode) -> Arc<Policy> {
     let loaded = load(&files, Some(home));
     assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
     Arc::new(Policy::new(PolicyConfig {
+        protected_dirs: Vec::new(),
         mode,
         workspace: ws.to_path_buf(),
         home: Some(home.to_path_buf()),

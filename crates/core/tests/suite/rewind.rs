@@ -104,3 +104,38 @@ async fn rewind_is_refused_for_a_turn_that_does_not_exist() {
     let AgentEvent::Warning { message } = next(&mut session).await else { panic!("warning") };
     assert!(message.contains("no user turn 4"), "{message}");
 }
+
+#[tokio::test]
+async fn rewinding_past_a_memory_write_restores_the_memory_file_and_its_index() {
+    let env = setup(json!([
+        {"tool_calls": [call("m1", "memory", json!({"command": "create", "path": "/memories/user/editor.md", "file_text": "Use tabs."}))]},
+        {"text": "saved"},
+        {"tool_calls": [call("m2", "memory", json!({"command": "str_replace", "path": "/memories/user/editor.md", "old_str": "tabs", "new_str": "spaces"}))]},
+        {"text": "updated"},
+        {"text": "after the rewind"}
+    ]))
+    .await;
+    let entry = env.home.join("memory/editor.md");
+    let index = env.home.join("memory/MEMORY.md");
+    let mut session = env.start("bypass", SessionChoice::New, Interaction::Interactive).await;
+    say(&session, "remember tabs");
+    until(&mut session, is_finished).await;
+    let first = std::fs::read_to_string(&entry).expect("entry written");
+    assert!(first.contains("Use tabs."), "{first}");
+    let first_index = std::fs::read_to_string(&index).expect("index written");
+    say(&session, "no, spaces");
+    until(&mut session, is_finished).await;
+    assert!(std::fs::read_to_string(&entry).expect("entry").contains("Use spaces."));
+
+    // Rewinding to turn 2 restores the entry as turn 1 left it.
+    session.ops.send(AgentOp::Rewind { turn: 2 }).expect("op");
+    until(&mut session, |event| matches!(event, AgentEvent::Rewound { .. })).await;
+    assert_eq!(std::fs::read_to_string(&entry).expect("restored"), first);
+    assert_eq!(std::fs::read_to_string(&index).expect("index"), first_index);
+    // Rewinding to turn 1 removes what turn 1 created.
+    session.ops.send(AgentOp::Rewind { turn: 1 }).expect("op");
+    until(&mut session, |event| matches!(event, AgentEvent::Rewound { .. })).await;
+    assert!(!entry.exists(), "the entry created in turn 1 is gone");
+    session.ops.send(AgentOp::Quit).expect("quit");
+    while session.events.recv().await.is_some() {}
+}

@@ -170,6 +170,34 @@ impl Ctx<'_> {
         self.by_mode(format!("fetches {url}"), &hint, false).with_suggestions(vec![rule])
     }
 
+    /// A memory call: deny, ask and allow rules of `Memory` (bare or with a path glob), then a read
+    /// is allowed and a write goes to the mode as an edit: `accept-edits` and `bypass` allow,
+    /// `default` asks, `plan` and `dont-ask` deny.
+    pub(super) fn memory(&self, path: &str, write: bool) -> Decision {
+        if let Some(rule) = self.rules.find(RuleKind::Deny, |rule| rule.matches_memory(path, write)) {
+            return Decision::deny(rule.to_string(), format!("memory `{path}` is denied by the {rule}"));
+        }
+        if let Some(rule) = self.rule(RuleKind::Ask, |rule| rule.matches_memory(path, write)) {
+            return self.ask(Decision::ask(
+                rule.to_string(),
+                format!("writing memory `{path}` asks by the {rule}"),
+                "remove the ask rule",
+            ));
+        }
+        if let Some(rule) = self.rule(RuleKind::Allow, |rule| rule.matches_memory(path, write)) {
+            return Decision::allow(rule.to_string());
+        }
+        if !write {
+            return Decision::allow("memory read");
+        }
+        let rule = format!("Memory({path})");
+        let hint = format!(
+            "add `{rule}` (or `Memory` for every memory write) to permissions.allow in \
+             ~/.lathe/settings.json, or rerun with --permission-mode accept-edits"
+        );
+        self.by_mode(format!("writes memory `{path}`"), &hint, true).with_suggestions(vec![rule])
+    }
+
     pub(super) fn other(&self, read_only: bool) -> Decision {
         if let Some(rule) = self.rules.find(RuleKind::Ask, |rule| rule.matches_tool(self.tool)) {
             return self.ask(Decision::ask(

@@ -155,6 +155,9 @@ pub struct PolicyConfig {
     pub settings: Loaded,
     /// Files tools never write (the settings files).
     pub protected: Vec<PathBuf>,
+    /// Folders file tools never write, with what they are for: the memory folders, which only the
+    /// `memory` tool writes (so every memory write is checked for secrets and recorded).
+    pub protected_dirs: Vec<PathBuf>,
     /// The plan file plan mode may write (`~/.lathe/plans/<session>.md`).
     pub plan_file: Option<PathBuf>,
     /// The sandbox commands run in (decides the fallback when it is unavailable).
@@ -171,7 +174,8 @@ impl Policy {
             &config.settings.extra_roots,
             config.home.as_deref(),
             &config.protected,
-        );
+        )
+        .with_protected_dirs(&config.protected_dirs);
         Policy {
             mode: RwLock::new(config.mode),
             rules: RwLock::new(config.settings.rules),
@@ -287,6 +291,7 @@ impl Policy {
             Access::Write(paths) => ctx.write(paths),
             Access::Execute { command, cwd } => ctx.command(command, cwd),
             Access::Fetch { url } => ctx.fetch(url),
+            Access::Memory { path, write } => ctx.memory(path, *write),
             Access::Undeclared { read_only } => ctx.other(*read_only),
         }
     }

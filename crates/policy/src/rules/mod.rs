@@ -101,6 +101,8 @@ pub enum Specifier {
     Paths(Vec<GlobMatcher>),
     /// `domain:host` for `WebFetch`.
     Domain(String),
+    /// `Memory(project/**)`: globs over an entry's virtual path below `/memories/`.
+    Memory(Vec<GlobMatcher>),
     /// MCP: `mcp__server` (every tool of the server) or `mcp__server__tool` (`*` allowed).
     Mcp {
         /// The server name.
@@ -202,6 +204,9 @@ impl Rule {
                 Some(host) if !host.trim().is_empty() => Specifier::Domain(host.trim().to_ascii_lowercase()),
                 _ => return Err(RuleError::Domain),
             },
+            (Some(inner), ToolName::Other(other)) if other == "memory" => {
+                Specifier::Memory(memory_globs(inner)?)
+            }
             (Some(inner), ToolName::Other(other))
                 if matches!(other.as_str(), "glob" | "grep" | "list_dir") =>
             {
@@ -218,7 +223,9 @@ impl Rule {
         match &self.specifier {
             Specifier::All => true,
             Specifier::Command(pattern) => pattern.is_blanket(),
-            Specifier::Paths(_) | Specifier::Domain(_) | Specifier::Mcp { .. } => false,
+            Specifier::Paths(_) | Specifier::Domain(_) | Specifier::Mcp { .. } | Specifier::Memory(_) => {
+                false
+            }
         }
     }
 
@@ -238,7 +245,24 @@ impl Rule {
                     (None, _) => false,
                 }
             }
-            Specifier::Command(_) | Specifier::Paths(_) | Specifier::Domain(_) => false,
+            Specifier::Command(_) | Specifier::Paths(_) | Specifier::Domain(_) | Specifier::Memory(_) => {
+                false
+            }
+        }
+    }
+
+    /// Whether the rule matches a memory call on `path` (an entry's virtual path below
+    /// `/memories/`, `project/pnpm.md`): `Memory` covers every memory call, `Memory(project/**)`
+    /// those whose path its globs match. `write` is kept for symmetry with paths; memory rules
+    /// cover reads and writes alike.
+    pub fn matches_memory(&self, path: &str, write: bool) -> bool {
+        let _ = write;
+        match &self.specifier {
+            Specifier::Memory(globs) => globs.iter().any(|glob| glob.is_match(path)),
+            Specifier::All => self.tool.is("memory"),
+            Specifier::Command(_) | Specifier::Paths(_) | Specifier::Domain(_) | Specifier::Mcp { .. } => {
+                false
+            }
         }
     }
 
@@ -248,7 +272,9 @@ impl Rule {
         match &self.specifier {
             Specifier::Command(pattern) => pattern.matches(text),
             Specifier::All => self.tool == ToolName::Shell,
-            Specifier::Paths(_) | Specifier::Domain(_) | Specifier::Mcp { .. } => false,
+            Specifier::Paths(_) | Specifier::Domain(_) | Specifier::Mcp { .. } | Specifier::Memory(_) => {
+                false
+            }
         }
     }
 
@@ -266,7 +292,9 @@ impl Rule {
                 covers && paths.iter().any(|path| globs.iter().any(|glob| glob.is_match(path)))
             }
             Specifier::All => covers,
-            Specifier::Command(_) | Specifier::Domain(_) | Specifier::Mcp { .. } => false,
+            Specifier::Command(_) | Specifier::Domain(_) | Specifier::Mcp { .. } | Specifier::Memory(_) => {
+                false
+            }
         }
     }
 
@@ -278,9 +306,33 @@ impl Rule {
                 None => host.eq_ignore_ascii_case(domain),
             },
             Specifier::All => self.tool.is("web_fetch"),
-            Specifier::Command(_) | Specifier::Paths(_) | Specifier::Mcp { .. } => false,
+            Specifier::Command(_) | Specifier::Paths(_) | Specifier::Mcp { .. } | Specifier::Memory(_) => {
+                false
+            }
         }
     }
+}
+
+/// Compiles a `Memory(…)` specifier: globs over virtual paths below `/memories/` (a leading
+/// `/memories/` is dropped), each also covering what is beneath it (`project` = `project/**`).
+fn memory_globs(pattern: &str) -> Result<Vec<GlobMatcher>, RuleError> {
+    let body = pattern.trim();
+    let body = body.strip_prefix("/memories/").or_else(|| body.strip_prefix("memories/")).unwrap_or(body);
+    let body = body.trim_start_matches('/').trim_end_matches('/');
+    if body.is_empty() {
+        return Err(RuleError::Glob("empty memory path".into()));
+    }
+    let stem = body.trim_end_matches("/**");
+    let mut globs = Vec::new();
+    for glob in [body.to_string(), format!("{stem}/**")] {
+        let matcher = GlobBuilder::new(&glob)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| RuleError::Glob(format!("{pattern}: {e}")))?
+            .compile_matcher();
+        globs.push(matcher);
+    }
+    Ok(globs)
 }
 
 fn mcp(name: &str) -> Specifier {

@@ -11,6 +11,7 @@ fn policy_with(f: &Fixture, mode: PermissionMode) -> (Policy, Vec<String>) {
     let settings = load(&files, Some(&f.home));
     let problems = settings.problems.clone();
     let policy = Policy::new(PolicyConfig {
+        protected_dirs: Vec::new(),
         mode,
         workspace: f.ws.clone(),
         home: Some(f.home.clone()),

@@ -80,6 +80,7 @@ pub fn policy(f: &Fixture, mode: PermissionMode) -> Policy {
     let settings = load(&files, Some(&f.home));
     assert!(settings.problems.is_empty(), "{:?}", settings.problems);
     Policy::new(PolicyConfig {
+        protected_dirs: Vec::new(),
         mode,
         workspace: f.ws.clone(),
         home: Some(f.home.clone()),

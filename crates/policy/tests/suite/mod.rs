@@ -1,3 +1,4 @@
 mod bad_input;
 mod decisions;
+mod memory;
 mod sandbox;

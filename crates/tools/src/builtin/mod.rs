@@ -32,11 +32,12 @@ pub use edit_hint::lines_using;
 pub use glob::Glob;
 pub use grep::Grep;
 pub use list_dir::ListDir;
+pub use preview::MAX_PREVIEW_DIFF_CHARS;
 pub use read::ReadFile;
 pub use shell::Shell;
 pub use todo::TodoWrite;
 pub use walk::{DirEntryName, dir_entries};
-pub use write::{CreateFile, WriteFile};
+pub use write::{CreateFile, WriteFile, unified_diff};
 
 /// The eight built-in tools, in the order their specs are sent.
 pub fn all() -> Vec<Arc<dyn DynTool>> {

@@ -431,6 +431,7 @@ fn render(command: &str, run: Finished, spill_dir: &std::path::Path) -> ToolOutp
         spill_path,
         todos: None,
         view: None,
+        ledger: Vec::new(),
     }
 }
 

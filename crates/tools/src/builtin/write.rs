@@ -319,7 +319,7 @@ pub(crate) fn check_fresh(
 
 /// A unified diff of `old` → `new` (3 lines of context, `\r` removed for display), cut to
 /// `max_chars` with a note.
-pub(crate) fn unified_diff(old: &str, new: &str, label: &str, max_chars: usize) -> String {
+pub fn unified_diff(old: &str, new: &str, label: &str, max_chars: usize) -> String {
     let diff = similar::TextDiff::from_lines(old, new);
     let text = diff
         .unified_diff()

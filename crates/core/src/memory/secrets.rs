@@ -1,0 +1,232 @@
+//! Finding value-shaped secrets in text, so memory never stores one.
+//!
+//! Two kinds of rule: known token formats (AWS key ids, GitHub, OpenAI/Anthropic-style `sk-`,
+//! Slack, PEM private keys, JWTs, `Bearer` tokens), `password=`-style assignments whose value is
+//! not a placeholder; and an entropy check for long random-looking tokens (32+ characters of
+//! `[A-Za-z0-9+/=_-]`, at least 4.0 bits of Shannon entropy per character, letters and digits
+//! both present, not hex: git SHAs, digests and UUIDs are never flagged; a token holding `/` must
+//! mix upper and lower case, so paths are not flagged either). Hits that overlap an earlier, more specific hit are dropped.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// One secret found: its kind and its byte range in the text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretHit {
+    /// What it looks like: `aws-access-key`, `github-token`, `api-key`, `slack-token`,
+    /// `private-key`, `jwt`, `bearer-token`, `credential`, `high-entropy-token`.
+    pub kind: &'static str,
+    /// Byte offset of its first byte.
+    pub start: usize,
+    /// Byte offset just past its last byte.
+    pub end: usize,
+}
+
+/// Shortest token the entropy check looks at, in characters.
+const ENTROPY_MIN_CHARS: usize = 32;
+/// Least Shannon entropy, in bits per character, of a token flagged by the entropy check.
+const ENTROPY_MIN_BITS: f64 = 4.0;
+
+struct Rule {
+    kind: &'static str,
+    regex: Regex,
+    /// The capture group holding the secret (0: the whole match).
+    group: usize,
+    /// Extra check on the secret's text.
+    accept: fn(&str) -> bool,
+}
+
+fn rule(kind: &'static str, pattern: &str, group: usize, accept: fn(&str) -> bool) -> Option<Rule> {
+    Regex::new(pattern).ok().map(|regex| Rule { kind, regex, group, accept })
+}
+
+fn always(_: &str) -> bool {
+    true
+}
+
+static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
+    [
+        rule("private-key", r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)", 0, always),
+        rule("aws-access-key", r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b", 0, always),
+        rule("github-token", r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b", 0, always),
+        rule("github-token", r"\bgithub_pat_[A-Za-z0-9_]{22,}", 0, always),
+        rule("api-key", r"\bsk-(?:ant-|proj-)?([A-Za-z0-9_-]{20,})", 0, letters_and_digits),
+        rule("slack-token", r"\bxox[baprs]-[A-Za-z0-9-]{10,}", 0, always),
+        rule("jwt", r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}", 0, always),
+        rule("bearer-token", r"(?i)\bbearer\s+([A-Za-z0-9._~+/=-]{20,})", 1, not_a_word),
+        rule(
+            "credential",
+            r#"(?i)(?:\b|_)(?:password|passwd|secret|api[_-]?key|apikey|access[_-]?key|token)["']?\s*[:=]\s*("[^"\n]*"|'[^'\n]*'|[^\s"'`,;()\[\]{}<>]+)"#,
+            1,
+            non_trivial_value,
+        ),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+});
+
+static TOKENS: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"[A-Za-z0-9+/=_-]{32,}").ok());
+
+/// Every secret-looking span in `text`, sorted by position, none overlapping.
+pub fn find_secrets(text: &str) -> Vec<SecretHit> {
+    let mut hits = Vec::new();
+    for rule in RULES.iter() {
+        for captures in rule.regex.captures_iter(text) {
+            let Some(found) = captures.get(rule.group) else { continue };
+            if (rule.accept)(found.as_str()) {
+                push(&mut hits, SecretHit { kind: rule.kind, start: found.start(), end: found.end() });
+            }
+        }
+    }
+    if let Some(tokens) = TOKENS.as_ref() {
+        for found in tokens.find_iter(text) {
+            if looks_random(found.as_str()) {
+                push(
+                    &mut hits,
+                    SecretHit { kind: "high-entropy-token", start: found.start(), end: found.end() },
+                );
+            }
+        }
+    }
+    hits.sort_by_key(|hit| hit.start);
+    hits
+}
+
+/// `text` with each secret replaced by `[REDACTED:<kind>]`, and the kinds found (each once, in
+/// order of first appearance).
+pub fn redact(text: &str) -> (String, Vec<&'static str>) {
+    let hits = find_secrets(text);
+    if hits.is_empty() {
+        return (text.to_string(), Vec::new());
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut kinds = Vec::new();
+    let mut at = 0;
+    for hit in &hits {
+        out.push_str(&text[at..hit.start]);
+        out.push_str("[REDACTED:");
+        out.push_str(hit.kind);
+        out.push(']');
+        at = hit.end;
+        if !kinds.contains(&hit.kind) {
+            kinds.push(hit.kind);
+        }
+    }
+    out.push_str(&text[at..]);
+    (out, kinds)
+}
+
+/// Redacts every string inside `value` (object keys are kept); returns the kinds found, each once.
+pub fn redact_value(value: &mut serde_json::Value) -> Vec<&'static str> {
+    let mut kinds = Vec::new();
+    redact_into(value, &mut kinds);
+    kinds
+}
+
+fn redact_into(value: &mut serde_json::Value, kinds: &mut Vec<&'static str>) {
+    match value {
+        serde_json::Value::String(text) => {
+            let (redacted, found) = redact(text);
+            if !found.is_empty() {
+                *text = redacted;
+                for kind in found {
+                    if !kinds.contains(&kind) {
+                        kinds.push(kind);
+                    }
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|item| redact_into(item, kinds)),
+        serde_json::Value::Object(map) => map.values_mut().for_each(|item| redact_into(item, kinds)),
+        serde_json::Value::Null | serde_json::Value::Bool(_) | serde_json::Value::Number(_) => {}
+    }
+}
+
+/// Adds `hit` unless it overlaps one already found.
+fn push(hits: &mut Vec<SecretHit>, hit: SecretHit) {
+    if !hits.iter().any(|old| hit.start < old.end && old.start < hit.end) {
+        hits.push(hit);
+    }
+}
+
+fn letters_and_digits(text: &str) -> bool {
+    text.bytes().any(|b| b.is_ascii_alphabetic()) && text.bytes().any(|b| b.is_ascii_digit())
+}
+
+/// A bearer token, not an English word run (`Bearer authentication_is_described_here`).
+fn not_a_word(text: &str) -> bool {
+    !text.bytes().all(|b| b.is_ascii_lowercase() || b == b'_' || b == b'-')
+}
+
+/// An assignment's value that is a real value, not a placeholder (`<redacted>`, `${PASSWORD}`,
+/// `$TOKEN`, `***`, `xxxx`), a reference (`env.TOKEN`, a path), a type (`String`, `&str`), a
+/// number or a short word.
+fn non_trivial_value(raw: &str) -> bool {
+    let quoted = raw.len() >= 2 && (raw.starts_with('"') || raw.starts_with('\''));
+    let value = if quoted { &raw[1..raw.len() - 1] } else { raw };
+    let value = value.trim();
+    if value.chars().count() < 4 || value.contains("REDACTED") || value.chars().any(char::is_whitespace) {
+        return false;
+    }
+    let first = value.chars().next().unwrap_or(' ');
+    if matches!(first, '<' | '$' | '{' | '%' | '[' | '*' | '&' | '/' | '~' | '.' | '(') {
+        return false;
+    }
+    if value.bytes().all(|b| b.is_ascii_digit()) || value.chars().all(|c| c == first) {
+        return false;
+    }
+    let lower = value.to_ascii_lowercase();
+    const PLACEHOLDERS: [&str; 14] = [
+        "redacted", "none", "null", "true", "false", "required", "optional", "string", "secret", "password",
+        "hidden", "empty", "changeme", "example",
+    ];
+    if PLACEHOLDERS.contains(&lower.as_str()) || lower.starts_with("xxx") || lower.starts_with("your") {
+        return false;
+    }
+    // `env.TOKEN`, `config.api_key`, `self.password`: a reference, not a value.
+    if !quoted && value.contains('.') && value.split('.').all(|part| part.bytes().all(is_ident)) {
+        return false;
+    }
+    // Unquoted words without digits: a type (`String`), an identifier (`get_token`) or prose
+    // (`password: see the vault`); a path in code (`std::env::var`).
+    if !quoted
+        && (value.contains("::") || value.bytes().all(|b| b.is_ascii_alphabetic() || b == b'_' || b == b'-'))
+    {
+        return false;
+    }
+    true
+}
+
+fn is_ident(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// The entropy rule: long, mixed letters and digits, at least [`ENTROPY_MIN_BITS`] per char.
+/// Hex with separators (digests, UUIDs) is never random-looking here, and a token with `/` must
+/// mix upper and lower case as base64 does (`target/x86_64-unknown-linux-gnu` is a path).
+fn looks_random(token: &str) -> bool {
+    let non_hex_letter = token.bytes().any(|b| b.is_ascii_alphabetic() && !b.is_ascii_hexdigit());
+    let mixed_case =
+        token.bytes().any(|b| b.is_ascii_uppercase()) && token.bytes().any(|b| b.is_ascii_lowercase());
+    token.len() >= ENTROPY_MIN_CHARS
+        && letters_and_digits(token)
+        && non_hex_letter
+        && (mixed_case || !token.contains('/'))
+        && entropy_bits(token) >= ENTROPY_MIN_BITS
+}
+
+/// Shannon entropy of `text`'s bytes, in bits per byte.
+pub fn entropy_bits(text: &str) -> f64 {
+    let mut counts = [0u32; 256];
+    for b in text.bytes() {
+        counts[b as usize] += 1;
+    }
+    let len = text.len() as f64;
+    counts.iter().filter(|&&n| n > 0).map(|&n| f64::from(n) / len).map(|p| -p * p.log2()).sum()
+}
+
+#[cfg(test)]
+#[path = "secrets_tests.rs"]
+mod tests;

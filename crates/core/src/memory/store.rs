@@ -1,0 +1,150 @@
+//! Reading the memory folders: every `*.md` file under each scope root, recursively, except the
+//! `MEMORY.md` index files.
+//!
+//! Nothing is dropped silently: a file with missing or broken frontmatter is loaded with a
+//! fallback frontmatter and a warning; a file over [`MAX_ENTRY_BYTES`], a symbolic link or an
+//! unreadable folder is skipped with a warning naming it. Symbolic links are never followed, and
+//! hidden files and folders (`.name`) are not memories. Entries come in scope order, then by file.
+
+use std::fs;
+use std::io::Read;
+use std::path::Path;
+
+use super::entry::{self, Entry, Frontmatter};
+use super::{INDEX_FILE, MAX_ENTRY_BYTES, Roots, Scope};
+
+/// The entries found and the problems met, one sentence each naming the file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Loaded {
+    /// The entries, sorted by scope then file.
+    pub entries: Vec<Entry>,
+    /// One warning per skipped or partly read file or folder.
+    pub warnings: Vec<String>,
+}
+
+/// Loads every scope of `roots` whose folder exists.
+pub fn load(roots: &Roots) -> Loaded {
+    let mut loaded = Loaded::default();
+    for scope in Scope::ALL {
+        load_into(roots, scope, &mut loaded);
+    }
+    loaded
+}
+
+/// Loads one scope (empty when it has no folder).
+pub fn load_scope(roots: &Roots, scope: Scope) -> Loaded {
+    let mut loaded = Loaded::default();
+    load_into(roots, scope, &mut loaded);
+    loaded
+}
+
+fn load_into(roots: &Roots, scope: Scope, loaded: &mut Loaded) {
+    let Some(root) = roots.root(scope) else { return };
+    let Ok(meta) = fs::metadata(root) else { return };
+    if !meta.is_dir() {
+        loaded
+            .warnings
+            .push(format!("{}: the {scope} memory folder is not a folder; skipped", root.display()));
+        return;
+    }
+    let (start, warnings) = (loaded.entries.len(), loaded.warnings.len());
+    walk(scope, root, "", loaded);
+    loaded.entries[start..].sort_by(|a, b| a.file.cmp(&b.file));
+    loaded.warnings[warnings..].sort();
+}
+
+fn walk(scope: Scope, dir: &Path, prefix: &str, loaded: &mut Loaded) {
+    let read = match fs::read_dir(dir) {
+        Ok(read) => read,
+        Err(error) => {
+            loaded
+                .warnings
+                .push(format!("{}: cannot read this memory folder ({error}); skipped", dir.display()));
+            return;
+        }
+    };
+    for item in read {
+        let item = match item {
+            Ok(item) => item,
+            Err(error) => {
+                loaded.warnings.push(format!("{}: cannot list this memory folder ({error})", dir.display()));
+                continue;
+            }
+        };
+        let name = item.file_name();
+        let Some(name) = name.to_str() else {
+            loaded.warnings.push(format!("{}: the name is not UTF-8; skipped", item.path().display()));
+            continue;
+        };
+        if name.starts_with('.') {
+            continue;
+        }
+        let Ok(kind) = item.file_type() else { continue };
+        let file = if prefix.is_empty() { name.to_string() } else { format!("{prefix}/{name}") };
+        if kind.is_symlink() {
+            loaded.warnings.push(format!(
+                "{}: a symbolic link; memory never follows links, skipped (replace it with the file)",
+                item.path().display()
+            ));
+        } else if kind.is_dir() {
+            walk(scope, &item.path(), &file, loaded);
+        } else if kind.is_file() && name.ends_with(".md") && name != INDEX_FILE {
+            match read_entry(scope, file, &item.path()) {
+                Ok(entry) => {
+                    if let Some(warning) = &entry.warning {
+                        loaded.warnings.push(warning.clone());
+                    }
+                    loaded.entries.push(entry);
+                }
+                Err(warning) => loaded.warnings.push(warning),
+            }
+        }
+    }
+}
+
+/// Reads one memory file. A file with missing or broken frontmatter gives an entry with a fallback
+/// frontmatter and `warning` set; the error (a warning naming the file) is for a file that cannot
+/// be used at all: unreadable or over [`MAX_ENTRY_BYTES`].
+pub fn read_entry(scope: Scope, file: String, path: &Path) -> Result<Entry, String> {
+    let cannot = |error: std::io::Error| format!("{}: cannot read ({error}); skipped", path.display());
+    let mut bytes = Vec::with_capacity(4096);
+    // Bounded: a huge file is never read whole; its size comes from the metadata.
+    fs::File::open(path)
+        .and_then(|file| file.take(MAX_ENTRY_BYTES as u64 + 1).read_to_end(&mut bytes))
+        .map_err(cannot)?;
+    if bytes.len() > MAX_ENTRY_BYTES {
+        let size = fs::metadata(path).map_or(bytes.len() as u64, |meta| meta.len());
+        return Err(format!(
+            "{}: {size} bytes, over the limit of {MAX_ENTRY_BYTES} bytes for one memory; not loaded \
+             (shorten it or split it into several files)",
+            path.display()
+        ));
+    }
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(error) => String::from_utf8_lossy(error.as_bytes()).into_owned(),
+    };
+    Ok(entry_from_text(scope, file, path, &text))
+}
+
+/// The entry of a memory file whose text is `text` (see [`read_entry`]).
+pub(crate) fn entry_from_text(scope: Scope, file: String, path: &Path, text: &str) -> Entry {
+    match entry::parse(text) {
+        Ok((meta, body)) => Entry { scope, file, path: path.to_path_buf(), meta, body, warning: None },
+        Err(problem) => {
+            let body = entry::normalize_body(text);
+            Entry {
+                scope,
+                meta: Frontmatter::fallback(scope, &file, &body),
+                file,
+                path: path.to_path_buf(),
+                body,
+                warning: Some(format!("{}: {problem}; loaded without its frontmatter", path.display())),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "store_tests.rs"]
+mod tests;
