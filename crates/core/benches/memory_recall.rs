@@ -75,6 +75,18 @@ fn main() {
         session = opened;
     }
     let session = session.expect("memory on");
+    let roots = lathe_core::memory::Roots::for_workspace(&home, &workspace);
+    let (mut loads, mut builds) = (Vec::new(), Vec::new());
+    for _ in 0..20 {
+        let started = Instant::now();
+        let loaded = lathe_core::memory::store::load(&roots);
+        loads.push(started.elapsed().as_secs_f64() * 1e6);
+        let started = Instant::now();
+        let _ = lathe_core::memory::recall::RecallIndex::build(&loaded.entries);
+        builds.push(started.elapsed().as_secs_f64() * 1e6);
+    }
+    loads.sort_by(f64::total_cmp);
+    builds.sort_by(f64::total_cmp);
     let prompts: Vec<String> = (0..200)
         .map(|n| match n % 4 {
             0 => format!("the {} timeout in service {n} is wrong, fix it", TOPICS[n % TOPICS.len()]),
@@ -112,5 +124,10 @@ fn main() {
         percentile(&opens, 0.5),
         percentile(&opens, 0.9),
         opens[opens.len() - 1]
+    );
+    println!(
+        "    of which load (us)        median {:8.1}; recall index build (us) median {:8.1}",
+        percentile(&loads, 0.5),
+        percentile(&builds, 0.5)
     );
 }

@@ -126,6 +126,12 @@ impl SessionBuilder {
         let config = Config::resolve(&self.flags, &home)?;
         let resolved = config.build_provider(None, None)?;
         crate::permissions::start_sandbox_probe(&config.layer, config.permission_mode);
+        // Memory loads (every entry of every scope, and the recall index) while the rest starts.
+        let memory_mode = config.layer.memory.mode.unwrap_or_default();
+        let memory_task = {
+            let (home, workspace) = (home.clone(), config.workspace.clone());
+            tokio::task::spawn_blocking(move || SessionMemory::open(&home, &workspace, memory_mode, ""))
+        };
         // MCP servers start now, in the background, while the session file and the system prompt
         // are prepared; their tools are collected just before the agent is built.
         let mcp = crate::mcp::start(&home, &config.workspace, &self.flags.mcp_config, &config.layer)
@@ -177,10 +183,13 @@ impl SessionBuilder {
         tracing::debug!("MCP servers ready");
         warnings.extend(mcp.warnings().iter().cloned());
         crate::mcp::register(&mut tools, &mcp);
-        let memory_mode = config.layer.memory.mode.unwrap_or_default();
-        let (memory, memory_warnings) =
-            SessionMemory::open(&home, &config.workspace, memory_mode, &opened.id);
+        let (memory, memory_warnings) = memory_task.await.unwrap_or_else(|error| {
+            (None, vec![format!("memory: could not be loaded ({error}); this session has none")])
+        });
         warnings.extend(memory_warnings);
+        if let Some(memory) = &memory {
+            memory.set_session(&opened.id);
+        }
         let mut main_only: Vec<Arc<dyn lathe_tools::DynTool>> = Vec::new();
         if let Some(memory) = &memory {
             // Sub-agents read memory and never write it: the writing tool is the main agent's.

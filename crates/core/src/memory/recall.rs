@@ -51,8 +51,10 @@ pub struct Hit {
 /// Term statistics of a set of entries, built once per load and queried per prompt.
 #[derive(Debug, Clone, Default)]
 pub struct RecallIndex {
-    /// Stemmed term → (entry index, weighted term frequency).
-    postings: HashMap<String, Vec<(u32, f32)>>,
+    /// Stemmed term → its id, the index into `postings`.
+    terms: HashMap<String, u32>,
+    /// Per term id: (entry index, weighted term frequency).
+    postings: Vec<Vec<(u32, f32)>>,
     /// Weighted length of each entry, in terms.
     lengths: Vec<f32>,
     /// Mean of `lengths`.
@@ -62,9 +64,12 @@ pub struct RecallIndex {
 impl RecallIndex {
     /// Indexes `entries` (keep the same slice for [`RecallIndex::rank`] and [`attach`]).
     pub fn build(entries: &[Entry]) -> RecallIndex {
-        let mut postings: HashMap<String, Vec<(u32, f32)>> = HashMap::new();
+        // Terms are allocated once each (a lookup by `&str` needs no allocation); an entry's own
+        // counts are a short list of term ids.
+        let mut terms: HashMap<String, u32> = HashMap::new();
+        let mut postings: Vec<Vec<(u32, f32)>> = Vec::new();
         let mut lengths = Vec::with_capacity(entries.len());
-        let mut counts: HashMap<String, f32> = HashMap::new();
+        let mut counts: Vec<(u32, f32)> = Vec::new();
         for (index, entry) in entries.iter().enumerate() {
             counts.clear();
             let mut length = 0.0f32;
@@ -75,22 +80,29 @@ impl RecallIndex {
             ] {
                 for_each_term(text, |_, stem| {
                     length += weight;
-                    match counts.get_mut(stem) {
-                        Some(count) => *count += weight,
+                    let id = match terms.get(stem) {
+                        Some(&id) => id,
                         None => {
-                            counts.insert(stem.to_string(), weight);
+                            let id = postings.len() as u32;
+                            terms.insert(stem.to_string(), id);
+                            postings.push(Vec::new());
+                            id
                         }
+                    };
+                    match counts.iter_mut().find(|(known, _)| *known == id) {
+                        Some((_, count)) => *count += weight,
+                        None => counts.push((id, weight)),
                     }
                 });
             }
             lengths.push(length);
-            for (term, count) in counts.drain() {
-                postings.entry(term).or_default().push((index as u32, count));
+            for &(id, count) in &counts {
+                postings[id as usize].push((index as u32, count));
             }
         }
         let total: f64 = lengths.iter().map(|&len| f64::from(len)).sum();
         let average_length = if lengths.is_empty() { 1.0 } else { (total / lengths.len() as f64).max(1.0) };
-        RecallIndex { postings, lengths, average_length }
+        RecallIndex { terms, postings, lengths, average_length }
     }
 
     /// The entries most relevant to `query`, best first, at most [`MAX_RECALL_ENTRIES`]. An entry
@@ -123,7 +135,7 @@ impl RecallIndex {
         let mut matched = vec![0u64; count];
         let mut touched: Vec<u32> = Vec::new();
         for (bit, (_, stem, weight)) in terms.iter().enumerate() {
-            let Some(list) = self.postings.get(stem) else { continue };
+            let Some(list) = self.terms.get(stem).map(|&id| &self.postings[id as usize]) else { continue };
             let frequency = list.len() as f64;
             let idf = (1.0 + (documents - frequency + 0.5) / (frequency + 0.5)).ln();
             for &(index, tf) in list {

@@ -63,7 +63,7 @@ pub struct SessionMemory {
     roots: Roots,
     mode: MemoryMode,
     repo_root: Option<PathBuf>,
-    session: String,
+    session: Mutex<String>,
     turn: AtomicU32,
     state: Mutex<State>,
 }
@@ -108,7 +108,7 @@ impl SessionMemory {
             repo_root: repo_root(workspace),
             roots,
             mode,
-            session: session.to_string(),
+            session: Mutex::new(session.to_string()),
             turn: AtomicU32::new(0),
             state: Mutex::new(State::new(loaded.entries)),
         };
@@ -132,7 +132,16 @@ impl SessionMemory {
 
     /// Who writes now: this session and its current user turn.
     pub fn source(&self) -> Source {
-        Source { session: self.session.clone(), turn: self.turn.load(Ordering::Relaxed) }
+        let session = self.session.lock().map(|id| id.clone()).unwrap_or_default();
+        Source { session, turn: self.turn.load(Ordering::Relaxed) }
+    }
+
+    /// Records the session's id (memory is opened before the session file, so the id may come
+    /// later than [`SessionMemory::open`]).
+    pub fn set_session(&self, session: &str) {
+        if let Ok(mut id) = self.session.lock() {
+            *id = session.to_string();
+        }
     }
 
     /// Records the current user turn (1-based), for the `source` of entries written in it.
