@@ -394,3 +394,33 @@ async fn file_tools_never_write_a_memory_folder_only_the_memory_tool_does() {
     }
     assert!(!user.exists() && !shared.exists());
 }
+
+#[tokio::test]
+async fn rules_see_the_normalised_path_and_a_rename_cannot_leave_its_scope_or_reach_a_denied_path() {
+    let env = repo();
+    std::fs::write(
+        env.home.join("settings.json"),
+        r#"{"permissions": {"deny": ["Memory(user/**)", "Memory(project/locked/**)"]}}"#,
+    )
+    .expect("settings");
+    let server = serve(json!({"turns": [
+        create("m1", "//memories/user//b.md", "slashes"),
+        create("m2", "/memories/project/p.md", "x"),
+        memory_call("m3", json!({"command": "rename", "old_path": "/memories/project/p.md", "new_path": "/memories/user/moved.md"})),
+        memory_call("m4", json!({"command": "rename", "old_path": "/memories/project/p.md", "new_path": "/memories/project/locked/p.md"})),
+        create("m5", "/memories/project/split.md", "token ghp_"),
+        memory_call("m6", json!({"command": "str_replace", "path": "/memories/project/split.md", "old_str": "ghp_", "new_str": "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"})),
+        {"text": "done"}
+    ]}))
+    .await;
+    let out =
+        output(env.run_against(&server, "anthropic", "go", &["--yolo", "--output-format", "stream-json"]))
+            .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let seen = results(&out);
+    let errors: Vec<bool> = seen.iter().map(|r| r["is_error"] == true).collect();
+    assert_eq!(errors, [true, false, true, true, false, true], "{seen:?}");
+    assert!(!env.home.join("memory").exists(), "nothing in the user scope");
+    let split = std::fs::read_to_string(project_memory(&env).join("split.md")).expect("split");
+    assert!(!split.contains("aB3dE5fG7hJ9kL1mN3pQ5"), "{split}");
+}

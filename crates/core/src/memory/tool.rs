@@ -50,15 +50,39 @@ impl MemoryTool {
     }
 }
 
-/// The virtual path below `/memories/` a call names (`project/pnpm.md`), for rules.
-fn rule_path(path: Option<&str>) -> String {
-    let path = path.unwrap_or("").trim();
-    let path = path.strip_prefix("/memories").or_else(|| path.strip_prefix("memories")).unwrap_or(path);
-    path.trim_start_matches('/').to_string()
+/// The virtual path below `/memories/` a call names (`project/pnpm.md`), for rules: the path as
+/// resolution normalises it (`//memories/user//a.md` is `user/a.md`), so a rule sees what would be
+/// written; a path that does not resolve keeps its text (the call fails before it runs).
+fn rule_path(memory: &SessionMemory, path: Option<&str>) -> String {
+    let raw = path.unwrap_or("").trim();
+    if let Ok(target) = super::paths::resolve_file(memory.roots(), raw, super::paths::Access::Read) {
+        return format!("{}/{}", target.scope.as_str(), target.file);
+    }
+    let stripped = raw.trim_start_matches('/');
+    let stripped = stripped.strip_prefix("memories").unwrap_or(stripped);
+    stripped.trim_start_matches('/').to_string()
+}
+
+/// A planned write, refused when the text it would leave holds a secret (pieces of one spread
+/// over several calls, or over `old_str` and what is around it).
+fn checked(planned: Planned) -> Result<Planned, MemoryError> {
+    let mut kinds: Vec<&'static str> = Vec::new();
+    for write in &planned.writes {
+        if let Some(after) = &write.after {
+            let before = write.before.as_deref().unwrap_or("");
+            for hit in super::secrets::find_secrets(after) {
+                if !before.contains(&after[hit.start..hit.end]) && !kinds.contains(&hit.kind) {
+                    kinds.push(hit.kind);
+                }
+            }
+        }
+    }
+    if kinds.is_empty() { Ok(planned) } else { Err(MemoryError::Secret { kinds }) }
 }
 
 fn planned(memory: &SessionMemory, args: &MemoryArgs) -> Result<Planned, MemoryError> {
     super::plan(memory.roots(), args, &memory.source(), chrono::Utc::now(), memory.repo_root())
+        .and_then(checked)
 }
 
 fn sha256(text: &Option<String>) -> Option<String> {
@@ -83,7 +107,7 @@ impl Tool for MemoryTool {
     fn access(&self, args: &MemoryArgs, _ctx: &ToolContext) -> Access {
         let write = args.command != MemoryCommandName::View;
         let named = if args.command == MemoryCommandName::Rename { &args.old_path } else { &args.path };
-        Access::Memory { path: rule_path(named.as_deref()), write }
+        Access::Memory { path: rule_path(&self.memory, named.as_deref()), write }
     }
 
     fn summary(&self, args: &Value) -> String {
@@ -101,7 +125,8 @@ impl Tool for MemoryTool {
         }
         let planned = planned(&self.memory, args).ok()?;
         let write = planned.writes.first()?;
-        let label = format!("/memories/{}", rule_path(args.path.as_deref().or(args.old_path.as_deref())));
+        let shown = if args.command == MemoryCommandName::Rename { &args.new_path } else { &args.path };
+        let label = format!("/memories/{}", rule_path(&self.memory, shown.as_deref()));
         let before = write.before.clone().unwrap_or_default();
         let after = write.after.clone().unwrap_or_default();
         let unified = unified_diff(&before, &after, &label, MAX_PREVIEW_DIFF_CHARS);
@@ -109,9 +134,31 @@ impl Tool for MemoryTool {
         Some(ToolPreview::Diff { path: label, unified, change })
     }
 
-    fn precheck(&self, args: &MemoryArgs, _ctx: &ToolContext) -> Result<(), ToolError> {
+    fn precheck(&self, args: &MemoryArgs, ctx: &ToolContext) -> Result<(), ToolError> {
         if args.command == MemoryCommandName::View {
             return Ok(());
+        }
+        if args.command == MemoryCommandName::Rename {
+            // The permission decision is on the old path; the new one must not escape a rule.
+            let (from, to) = (
+                rule_path(&self.memory, args.old_path.as_deref()),
+                rule_path(&self.memory, args.new_path.as_deref()),
+            );
+            if from.split('/').next() != to.split('/').next() {
+                return Err(ToolError::Failed(format!(
+                    "memory: a rename stays within one scope (`{from}` to `{to}`): create the entry in the \
+                     other scope and delete this one; nothing was written"
+                )));
+            }
+            if let Some(policy) = &ctx.policy {
+                let decision = policy.decide(MEMORY_TOOL, &Access::Memory { path: to.clone(), write: true });
+                if decision.verdict == lathe_policy::Verdict::Deny {
+                    return Err(ToolError::Refused(format!(
+                        "memory: renaming to `{to}`: {}",
+                        decision.reason
+                    )));
+                }
+            }
         }
         match planned(&self.memory, args) {
             // A refused secret is answered by the run, which records the refusal.
@@ -225,7 +272,7 @@ impl Tool for MemoryViewTool {
     }
 
     fn access(&self, args: &MemoryViewArgs, _ctx: &ToolContext) -> Access {
-        Access::Memory { path: rule_path(args.path.as_deref()), write: false }
+        Access::Memory { path: rule_path(&self.memory, args.path.as_deref()), write: false }
     }
 
     async fn run(&self, args: MemoryViewArgs, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
