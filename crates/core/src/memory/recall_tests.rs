@@ -122,30 +122,6 @@ fn at_most_five_hits_from_a_thousand_entries() {
     assert_eq!(index.rank(&entries, "docker", now()), again, "deterministic");
 }
 
-/// `cargo test -p lathe-core --release --lib memory::recall -- --ignored --nocapture`
-#[test]
-#[ignore = "timing; run in release"]
-fn ranking_a_thousand_entries_is_fast() {
-    let entries: Vec<Entry> = (0..1000)
-        .map(|i| {
-            entry(
-                &format!("e{i}"),
-                &format!("n{i}"),
-                "some notes",
-                &format!("{} word{i}", "lorem ipsum dolor sit amet ".repeat(10)),
-            )
-        })
-        .collect();
-    let index = RecallIndex::build(&entries);
-    let start = std::time::Instant::now();
-    for _ in 0..100 {
-        std::hint::black_box(index.rank(&entries, "lorem word5 notes dolor", now()));
-    }
-    let each = start.elapsed() / 100;
-    eprintln!("rank over 1000 entries: {each:?}");
-    assert!(each < std::time::Duration::from_millis(2), "{each:?}");
-}
-
 #[test]
 fn attach_renders_headers_stale_marks_and_caps() {
     let mut entries = fixture();

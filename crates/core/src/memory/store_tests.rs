@@ -138,20 +138,3 @@ fn loads_a_thousand_entries() {
     assert!(loaded.warnings.is_empty());
     assert_eq!(loaded.entries[999].id(), "project/e0999");
 }
-
-/// `cargo test -p lathe-core --release --lib memory::store -- --ignored --nocapture`
-#[test]
-#[ignore = "timing; run in release"]
-fn loading_a_thousand_entries_is_fast() {
-    let fx = Fixture::new();
-    thousand(&fx);
-    let _ = load(&fx.roots);
-    let start = std::time::Instant::now();
-    let runs = 20;
-    for _ in 0..runs {
-        assert_eq!(load(&fx.roots).entries.len(), 1000);
-    }
-    let each = start.elapsed() / runs;
-    eprintln!("load of 1000 entries: {each:?}");
-    assert!(each < std::time::Duration::from_millis(5), "{each:?}");
-}

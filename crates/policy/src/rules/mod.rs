@@ -323,16 +323,24 @@ fn memory_globs(pattern: &str) -> Result<Vec<GlobMatcher>, RuleError> {
         return Err(RuleError::Glob("empty memory path".into()));
     }
     let stem = body.trim_end_matches("/**");
-    let mut globs = Vec::new();
-    for glob in [body.to_string(), format!("{stem}/**")] {
-        let matcher = GlobBuilder::new(&glob)
-            .literal_separator(true)
-            .build()
-            .map_err(|e| RuleError::Glob(format!("{pattern}: {e}")))?
-            .compile_matcher();
-        globs.push(matcher);
-    }
-    Ok(globs)
+    compile_globs(pattern, [body.to_string(), format!("{stem}/**")])
+}
+
+/// Compiles `variants` of the rule pattern `pattern` (`*` stays within one path segment).
+fn compile_globs(
+    pattern: &str,
+    variants: impl IntoIterator<Item = String>,
+) -> Result<Vec<GlobMatcher>, RuleError> {
+    variants
+        .into_iter()
+        .map(|glob| {
+            GlobBuilder::new(&glob)
+                .literal_separator(true)
+                .build()
+                .map(|glob| glob.compile_matcher())
+                .map_err(|e| RuleError::Glob(format!("{pattern}: {e}")))
+        })
+        .collect()
 }
 
 fn mcp(name: &str) -> Specifier {
@@ -373,16 +381,7 @@ fn path_globs(pattern: &str, anchors: Anchors<'_>) -> Result<Vec<GlobMatcher>, R
         // `dir/**` also covers `dir` itself (a search rooted there).
         variants.push(stem);
     }
-    let mut globs = Vec::with_capacity(variants.len());
-    for glob in variants {
-        let matcher = GlobBuilder::new(&glob)
-            .literal_separator(true)
-            .build()
-            .map_err(|e| RuleError::Glob(format!("{pattern}: {e}")))?
-            .compile_matcher();
-        globs.push(matcher);
-    }
-    Ok(globs)
+    compile_globs(pattern, variants)
 }
 
 /// All rules of a session: from the settings files, plus those approved with "always".

@@ -4,30 +4,13 @@
 use std::path::Path;
 
 use lathe_policy::settings::{load, settings_files};
-use lathe_policy::{Access, PermissionMode, Policy, PolicyConfig, SandboxMode, Verdict};
+use lathe_policy::{Access, PermissionMode, Policy, PolicyConfig, Verdict};
 
-use super::decisions::{Fixture, fixture};
+use super::decisions::{fixture, policy};
 
 fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().expect("parent")).expect("dir");
     std::fs::write(path, text).expect("write");
-}
-
-fn policy(f: &Fixture, mode: PermissionMode) -> Policy {
-    let files = settings_files(None, Some(&f.home), &f.lathe_home, &f.ws);
-    let settings = load(&files, Some(&f.home));
-    assert!(settings.problems.is_empty(), "{:?}", settings.problems);
-    Policy::new(PolicyConfig {
-        protected_dirs: Vec::new(),
-        mode,
-        workspace: f.ws.clone(),
-        home: Some(f.home.clone()),
-        settings,
-        protected: files.into_iter().map(|file| file.path).collect(),
-        plan_file: None,
-        sandbox: SandboxMode::Off,
-        network: Default::default(),
-    })
 }
 
 fn verdict(policy: &Policy, path: &str, write: bool) -> Verdict {
