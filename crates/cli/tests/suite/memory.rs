@@ -156,10 +156,14 @@ async fn secrets_are_refused_and_never_stored_anywhere() {
         ))
         .await;
         assert_eq!(out.status.code(), Some(0), "{provider}: {}", stderr(&out));
-        for result in results(&out) {
+        let results = results(&out);
+        assert_eq!(results.len(), 2, "{provider}");
+        for (result, kind) in results.iter().zip(["aws-access-key", "github-token"]) {
             let text = result.to_string();
             assert_eq!(result["is_error"], true, "{provider}: {text}");
             assert!(text.contains("looks like a secret"), "{provider}: {text}");
+            // The refusal names what the value looked like, though the call was redacted first.
+            assert!(text.contains(kind), "{provider}: {text}");
         }
         for (path, text) in files_under(&env.home) {
             if path.starts_with(env.home.join("sessions")) {
@@ -172,6 +176,7 @@ async fn secrets_are_refused_and_never_stored_anywhere() {
         assert!(!ledger.contains(&token), "{provider}: the ledger holds the token");
         assert!(ledger.contains("[REDACTED:"), "{provider}: the redaction is recorded");
         assert!(ledger.contains("\"meta\":\"memory_refused\""), "{provider}");
+        assert!(ledger.contains("\"kinds\":[\"aws-access-key\"]"), "{provider}: {ledger}");
     }
 }
 

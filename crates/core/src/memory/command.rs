@@ -179,8 +179,10 @@ fn refuse_secrets(args: &MemoryArgs) -> Result<(), MemoryError> {
                 kinds.push(hit.kind);
             }
         }
-        if text.contains("[REDACTED:") && !kinds.contains(&"redacted") {
-            kinds.push("redacted");
+        for kind in secrets::redaction_marks(text) {
+            if !kinds.contains(&kind) {
+                kinds.push(kind);
+            }
         }
     }
     if kinds.is_empty() { Ok(()) } else { Err(MemoryError::Secret { kinds }) }

@@ -152,7 +152,7 @@ fn secrets_are_refused_before_anything() {
     assert!(message.contains("1Password item"), "{message}");
     let redacted = create_args("/memories/project/aws.md", "key: [REDACTED:aws-access-key]");
     let error = plan(&fx.roots, &redacted, &source(), now(), None).unwrap_err();
-    assert!(matches!(&error, MemoryError::Secret { kinds } if kinds == &["redacted"]), "{error}");
+    assert!(matches!(&error, MemoryError::Secret { kinds } if kinds == &["aws-access-key"]), "{error}");
     let edit = MemoryArgs {
         path: Some("/memories/project/nope.md".into()),
         old_str: Some("x".into()),

@@ -1,8 +1,9 @@
 //! Finding value-shaped secrets in text, so memory never stores one.
 //!
-//! Two kinds of rule: known token formats (AWS key ids, GitHub, OpenAI/Anthropic-style `sk-`,
-//! Slack, PEM private keys, JWTs, `Bearer` tokens), `password=`-style assignments whose value is
-//! not a placeholder; and an entropy check for long random-looking tokens (32+ characters of
+//! Two kinds of rule: known token formats (AWS key ids, GitHub, GitLab, OpenAI/Anthropic-style
+//! `sk-`, Stripe `sk_live_`, Slack, PEM private keys, JWTs, `Bearer` tokens), credentials by name
+//! (`password=`-style assignments, the password of a URL, "the password is …" in prose) whose
+//! value is not a placeholder; and an entropy check for long random-looking tokens (32+ characters of
 //! `[A-Za-z0-9+/=_-]`, at least 4.0 bits of Shannon entropy per character, letters and digits
 //! both present, not hex: git SHAs, digests and UUIDs are never flagged; a token holding `/` must
 //! mix upper and lower case, so paths are not flagged either). Hits that overlap an earlier, more specific hit are dropped.
@@ -14,7 +15,7 @@ use regex::Regex;
 /// One secret found: its kind and its byte range in the text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SecretHit {
-    /// What it looks like: `aws-access-key`, `github-token`, `api-key`, `slack-token`,
+    /// What it looks like: `aws-access-key`, `github-token`, `gitlab-token`, `api-key`, `slack-token`,
     /// `private-key`, `jwt`, `bearer-token`, `credential`, `high-entropy-token`.
     pub kind: &'static str,
     /// Byte offset of its first byte.
@@ -46,20 +47,34 @@ fn always(_: &str) -> bool {
 }
 
 static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
+    // A token format may follow `_` (`AWS_KEY_AKIA…`, `TOKEN_ghp_…`), which `\b` does not see as
+    // a boundary; group 1 is the token itself.
     [
         rule("private-key", r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)", 0, always),
-        rule("aws-access-key", r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b", 0, always),
-        rule("github-token", r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b", 0, always),
-        rule("github-token", r"\bgithub_pat_[A-Za-z0-9_]{22,}", 0, always),
-        rule("api-key", r"\bsk-(?:ant-|proj-)?([A-Za-z0-9_-]{20,})", 0, letters_and_digits),
-        rule("slack-token", r"\bxox[baprs]-[A-Za-z0-9-]{10,}", 0, always),
+        rule("aws-access-key", r"((?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})", 1, always),
+        rule("github-token", r"(?:\b|_)((?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,})", 1, always),
+        rule("github-token", r"(?:\b|_)(github_pat_[A-Za-z0-9_]{22,})", 1, always),
+        rule("gitlab-token", r"(?:\b|_)(gl(?:pat|ptt|dt|rt|cbt|oas|soat)-[A-Za-z0-9_-]{20,})", 1, always),
+        rule("api-key", r"(?:\b|_)(sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,})", 1, letters_and_digits),
+        rule("api-key", r"(?:\b|_)((?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,})", 1, always),
+        rule("slack-token", r"(?:\b|_)(xox[baprs]-[A-Za-z0-9-]{10,})", 1, always),
         rule("jwt", r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}", 0, always),
         rule("bearer-token", r"(?i)\bbearer\s+([A-Za-z0-9._~+/=-]{20,})", 1, not_a_word),
+        // `postgres://user:pass@host`: the password of a URL.
+        rule("credential", r"(?i)\b[a-z][a-z0-9+.-]*://[^\s:/@'\x22`]*:([^\s@/'\x22`]+)@", 1, url_password),
+        // `password=…`, `DB_PASSWORD_PROD: …`, `PGPASSWORD=…`, `db_pass: …`, `api_key: …`.
         rule(
             "credential",
-            r#"(?i)(?:\b|_)(?:password|passwd|secret|api[_-]?key|apikey|access[_-]?key|token)["']?\s*[:=]\s*("[^"\n]*"|'[^'\n]*'|[^\s"'`,;()\[\]{}<>]+)"#,
+            r#"(?i)(?:(?:password|passwd|passphrase|pwd)(?:[_-][a-z0-9]+)?|(?:\b|_)(?:pass|secret|client[_-]?secret|secret[_-]?key|private[_-]?key|api[_-]?key|apikey|access[_-]?key|auth[_-]?token|token|credentials?))["']?\s*[:=]\s*("[^"\n]*"|'[^'\n]*'|`[^`\n]*`|[^\s"'`,;()\[\]{}<>]+)"#,
             1,
             non_trivial_value,
+        ),
+        // Prose: "the db password is hunter2", "the API key is `k3y-value`".
+        rule(
+            "credential",
+            r#"(?i)\b(?:password|passwd|passphrase|pwd|secret|token|api[ _-]?key|access[ _-]?key)\s+(?:is|was)\s+(?:set\s+to\s+|now\s+)?("[^"\n]*"|'[^'\n]*'|`[^`\n]*`|[^\s"'`,;()\[\]{}<>]+)"#,
+            1,
+            prose_value,
         ),
     ]
     .into_iter()
@@ -118,6 +133,35 @@ pub fn redact(text: &str) -> (String, Vec<&'static str>) {
     (out, kinds)
 }
 
+/// Every kind a secret can be reported as (see [`SecretHit::kind`]).
+pub const KINDS: [&str; 10] = [
+    "aws-access-key",
+    "github-token",
+    "gitlab-token",
+    "api-key",
+    "slack-token",
+    "private-key",
+    "jwt",
+    "bearer-token",
+    "credential",
+    "high-entropy-token",
+];
+
+/// The kinds named by the `[REDACTED:<kind>]` marks in `text` (left by [`redact`] when a call's
+/// arguments were recorded), each once; a mark naming no known kind counts as `credential`.
+pub fn redaction_marks(text: &str) -> Vec<&'static str> {
+    let mut kinds = Vec::new();
+    for (at, _) in text.match_indices("[REDACTED:") {
+        let rest = &text[at + "[REDACTED:".len()..];
+        let named = rest.split(']').next().unwrap_or("");
+        let kind = KINDS.iter().copied().find(|kind| *kind == named).unwrap_or("credential");
+        if !kinds.contains(&kind) {
+            kinds.push(kind);
+        }
+    }
+    kinds
+}
+
 /// Redacts every string inside `value` (object keys are kept); returns the kinds found, each once.
 pub fn redact_value(value: &mut serde_json::Value) -> Vec<&'static str> {
     let mut kinds = Vec::new();
@@ -164,7 +208,7 @@ fn not_a_word(text: &str) -> bool {
 /// `$TOKEN`, `***`, `xxxx`), a reference (`env.TOKEN`, a path), a type (`String`, `&str`), a
 /// number or a short word.
 fn non_trivial_value(raw: &str) -> bool {
-    let quoted = raw.len() >= 2 && (raw.starts_with('"') || raw.starts_with('\''));
+    let quoted = raw.len() >= 2 && raw.starts_with(['"', '\'', '`']);
     let value = if quoted { &raw[1..raw.len() - 1] } else { raw };
     let value = value.trim();
     if value.chars().count() < 4 || value.contains("REDACTED") || value.chars().any(char::is_whitespace) {
@@ -197,6 +241,25 @@ fn non_trivial_value(raw: &str) -> bool {
         return false;
     }
     true
+}
+
+/// A URL's password that is a value, not a placeholder (`$PGPASSWORD`, `<password>`, `{pw}`,
+/// `***`, `xxx`).
+fn url_password(value: &str) -> bool {
+    let lower = value.to_ascii_lowercase();
+    !value.is_empty()
+        && !matches!(value.as_bytes()[0], b'$' | b'<' | b'{' | b'%' | b'*' | b'[')
+        && !lower.starts_with("xxx")
+        && !value.contains("REDACTED")
+}
+
+/// A value named in prose ("the password is …"): quoted, or holding a digit or a symbol, as a
+/// real password does; a plain word ("the password is in the vault") is prose.
+fn prose_value(raw: &str) -> bool {
+    let quoted = raw.len() >= 2 && raw.starts_with(['"', '\'', '`']);
+    let value = if quoted { &raw[1..raw.len() - 1] } else { raw.trim_end_matches(['.', '!', '?', ':']) };
+    let varied = value.bytes().any(|b| !b.is_ascii_alphabetic());
+    (quoted || varied) && non_trivial_value(&format!("\"{value}\""))
 }
 
 fn is_ident(b: u8) -> bool {

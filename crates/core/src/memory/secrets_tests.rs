@@ -38,6 +38,24 @@ fn value_shaped_secrets_are_found() {
         ("API-KEY: zq8Xk2Lm9".into(), "credential"),
         ("export X=Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZmdoaWprbA==".into(), "high-entropy-token"),
         ("value aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6kL9".into(), "high-entropy-token"),
+        // After `_`, which `\b` does not treat as a boundary.
+        ("AWS_KEY_AKIAIOSFODNN7EXAMPLE".into(), "aws-access-key"),
+        (format!("TOKEN_{ghp}"), "github-token"),
+        ("the AWS secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY".into(), "high-entropy-token"),
+        ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY".into(), "credential"),
+        ("stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc".into(), "api-key"),
+        ("STRIPE_KEY=rk_test_51H8sdfLkj23SDFlkj".into(), "api-key"),
+        ("gitlab glpat-xYz12AbCdEfGhIjKlMnOp".into(), "gitlab-token"),
+        ("DATABASE_URL=postgres://admin:hunter2@db.internal:5432/app".into(), "credential"),
+        ("connect with postgres://user:pass@localhost/db".into(), "credential"),
+        ("redis://:s3cret@cache:6379".into(), "credential"),
+        ("db_pass: Tr0ub4dor".into(), "credential"),
+        ("DB_PASSWORD_PROD=s3cr3t-Pa55".into(), "credential"),
+        ("PGPASSWORD=s3cr3t-Pa55 psql".into(), "credential"),
+        ("the db password is hunter2".into(), "credential"),
+        ("The staging password is `c0rrect-horse`.".into(), "credential"),
+        ("the api key is 'q8Xk2Lm9Zt'".into(), "credential"),
+        ("client_secret: \"9f8e7d6c5b4a\"".into(), "credential"),
     ];
     for (text, kind) in &table {
         assert_eq!(kinds(text), vec![*kind], "{text}");
@@ -76,6 +94,14 @@ fn ordinary_text_is_not_flagged() {
         "impl<'a> Iterator for Tokens<'a> { type Item = &'a str; }",
         "ThisIsAVeryLongCamelCaseIdentifierWithoutDigits",
         "averyveryveryverylongidentifier_with_some_words_2",
+        "the password is stored in the vault",
+        "the token is 4096 long",
+        "postgres://$PGUSER:$PGPASSWORD@localhost/db",
+        "https://user@example.com/path and git@github.com:org/repo.git",
+        "bypass: 3, compass = north, passes: 12",
+        "password_hint: 'the name of the first pet'",
+        "tokens: 4096",
+        "ASIAN markets and EURASIA are words",
     ];
     for text in table {
         assert_eq!(kinds(text), Vec::<&str>::new(), "{text}");
