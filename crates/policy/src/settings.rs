@@ -31,6 +31,8 @@ pub struct SettingsFile {
     /// What `path` and `./path` rules in it are relative to: the working directory, in every file
     /// (Claude Code's rule).
     pub cwd: PathBuf,
+    /// Whether the file is the project's (a repository can ship it) rather than the user's.
+    pub project: bool,
 }
 
 /// The six settings files of `project` (the working directory), user files first. `claude_dir` is
@@ -44,22 +46,23 @@ pub fn settings_files(
 ) -> Vec<SettingsFile> {
     let mut files = Vec::with_capacity(6);
     let home_root = home.map(Path::to_path_buf).unwrap_or_else(|| project.to_path_buf());
-    let file = |path: PathBuf, root: &Path| SettingsFile {
+    let file = |path: PathBuf, root: &Path, in_project: bool| SettingsFile {
         path,
         root: root.to_path_buf(),
         cwd: project.to_path_buf(),
+        project: in_project,
     };
     if let Some(claude_dir) = claude_dir {
-        files.push(file(claude_dir.join("settings.json"), &home_root));
+        files.push(file(claude_dir.join("settings.json"), &home_root, false));
     }
-    files.push(file(lathe_home.join("settings.json"), &home_root));
+    files.push(file(lathe_home.join("settings.json"), &home_root, false));
     for name in [
         ".claude/settings.json",
         ".claude/settings.local.json",
         ".lathe/settings.json",
         ".lathe/settings.local.json",
     ] {
-        files.push(file(project.join(name), project));
+        files.push(file(project.join(name), project, true));
     }
     files
 }
@@ -185,7 +188,7 @@ pub fn load_read(files: &[ReadSettings], home: Option<&Path>) -> Loaded {
                     continue;
                 };
                 match Rule::parse(text, kind, &source, anchors) {
-                    Ok(rule) => loaded.rules.rules.push(rule),
+                    Ok(rule) => loaded.rules.rules.push(Rule { project: file.project, ..rule }),
                     Err(error) => loaded.broken_rule(kind, text, &source, &error.to_string()),
                 }
             }
@@ -283,7 +286,13 @@ pub fn too_broad(rule: &str) -> bool {
 /// keeping everything else in it), skipping rules already there. Refuses over-broad rules
 /// ([`too_broad`]) and never overwrites a file it cannot parse. Returns the file's path.
 pub fn remember(project: &Path, rules: &[String]) -> Result<PathBuf, RememberError> {
-    let path = project.join(".lathe").join("settings.local.json");
+    remember_in(&project.join(".lathe").join("settings.local.json"), rules)
+}
+
+/// [`remember`] into the settings file at `path` (the user's `~/.lathe/settings.json` for a rule
+/// a project file cannot grant, such as `Memory(user/…)`).
+pub fn remember_in(path: &Path, rules: &[String]) -> Result<PathBuf, RememberError> {
+    let path = path.to_path_buf();
     if let Some(broad) = rules.iter().find(|rule| too_broad(rule)) {
         return Err(RememberError::TooBroad(broad.clone()));
     }

@@ -307,7 +307,14 @@ impl Executor<'_> {
             });
             return "approved by the user once (nothing safe to remember)".into();
         }
-        match lathe_policy::settings::remember(&self.ctx.workspace, rules) {
+        // A project's settings cannot allow writes to the user's memory, so such a rule is kept
+        // in the user's own settings.
+        let stored = if rules.iter().all(|rule| rule.starts_with("Memory(user/")) {
+            lathe_policy::settings::remember_in(&crate::paths::lathe_home().join("settings.json"), rules)
+        } else {
+            lathe_policy::settings::remember(&self.ctx.workspace, rules)
+        };
+        match stored {
             Ok(path) => {
                 for problem in self.policy.add_allow_rules(rules, &path.display().to_string()) {
                     let _ = self.events.send(AgentEvent::Warning { message: problem });

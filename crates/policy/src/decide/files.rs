@@ -172,7 +172,9 @@ impl Ctx<'_> {
 
     /// A memory call: deny, ask and allow rules of `Memory` (bare or with a path glob), then a read
     /// is allowed and a write goes to the mode as an edit: `accept-edits` and `bypass` allow,
-    /// `default` asks, `plan` and `dont-ask` deny.
+    /// `default` asks, `plan` and `dont-ask` deny. An allow rule from a project settings file
+    /// never allows the user scope (`user/…`): a cloned repository must not be able to make Lathe
+    /// write the user's memory unasked.
     pub(super) fn memory(&self, path: &str, write: bool) -> Decision {
         if let Some(rule) = self.rules.find(RuleKind::Deny, |rule| rule.matches_memory(path, write)) {
             return Decision::deny(rule.to_string(), format!("memory `{path}` is denied by the {rule}"));
@@ -184,7 +186,11 @@ impl Ctx<'_> {
                 "remove the ask rule",
             ));
         }
-        if let Some(rule) = self.rule(RuleKind::Allow, |rule| rule.matches_memory(path, write)) {
+        let user_scope = path == "user" || path.starts_with("user/");
+        if let Some(rule) = self.rules.find(RuleKind::Allow, |rule| {
+            (rule.matches_tool(self.tool) || rule.matches_memory(path, write))
+                && !(user_scope && rule.project)
+        }) {
             return Decision::allow(rule.to_string());
         }
         if !write {
@@ -193,7 +199,8 @@ impl Ctx<'_> {
         let rule = format!("Memory({path})");
         let hint = format!(
             "add `{rule}` (or `Memory` for every memory write) to permissions.allow in \
-             ~/.lathe/settings.json, or rerun with --permission-mode accept-edits"
+             ~/.lathe/settings.json (a project's settings cannot allow user memory), or rerun with \
+             --permission-mode accept-edits"
         );
         self.by_mode(format!("writes memory `{path}`"), &hint, true).with_suggestions(vec![rule])
     }

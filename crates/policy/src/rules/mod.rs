@@ -121,6 +121,9 @@ pub struct Rule {
     pub kind: RuleKind,
     /// The settings file it came from (or `session` for rules approved in this session).
     pub source: String,
+    /// Whether that file is inside the project (`.claude/…`, `.lathe/…`): a repository's own
+    /// settings never allow writes to the user's memory (`Memory(user/…)`).
+    pub project: bool,
     /// The tool it names.
     pub tool: ToolName,
     /// What it matches.
@@ -214,7 +217,14 @@ impl Rule {
             }
             (Some(_), ToolName::Other(_)) => Specifier::All,
         };
-        Ok(Rule { text: trimmed.to_string(), kind, source: source.to_string(), tool, specifier })
+        Ok(Rule {
+            text: trimmed.to_string(),
+            kind,
+            source: source.to_string(),
+            project: false,
+            tool,
+            specifier,
+        })
     }
 
     /// Whether the rule names every call of its tool (`Bash`, `Bash(*)`): such an allow never

@@ -74,3 +74,25 @@ fn a_bare_memory_deny_binds_in_bypass() {
     assert_eq!(decision.verdict, Verdict::Deny);
     assert!(decision.by.contains("`Memory`"), "{}", decision.by);
 }
+
+#[test]
+fn a_project_allow_rule_never_allows_the_users_memory() {
+    let f = fixture();
+    for name in [".lathe/settings.json", ".claude/settings.json", ".lathe/settings.local.json"] {
+        write(&f.ws.join(name), r#"{"permissions": {"allow": ["Memory", "Memory(user/**)"]}}"#);
+    }
+    let policy = policy(&f, PermissionMode::Default);
+    assert_eq!(verdict(&policy, "project/a.md", true), Verdict::Allow, "the project's own memory");
+    assert_eq!(
+        verdict(&policy, "user/prefs.md", true),
+        Verdict::Ask,
+        "a repository cannot allow user memory"
+    );
+    let headless =
+        policy.decide("memory", &Access::Memory { path: "user/prefs.md".into(), write: true }).headless();
+    assert_eq!(headless.verdict, Verdict::Deny);
+    assert!(headless.reason.contains("cannot allow user memory"), "{}", headless.reason);
+    write(&f.lathe_home.join("settings.json"), r#"{"permissions": {"allow": ["Memory(user/**)"]}}"#);
+    let policy = self::policy(&f, PermissionMode::Default);
+    assert_eq!(verdict(&policy, "user/prefs.md", true), Verdict::Allow, "the user's own settings can");
+}
