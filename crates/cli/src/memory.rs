@@ -1,7 +1,7 @@
 //! `lathe memory list|show|rm|why|promote|export`: long-term memory from the command line (the
 //! work is `lathe_core::memory::manage`'s; this prints it).
 
-use lathe_core::memory::manage;
+use lathe_core::memory::{clean_body, clean_line, manage};
 
 use crate::args::{Cli, EXIT_FAILED, EXIT_OK, EXIT_USAGE, MemoryAction};
 
@@ -23,7 +23,7 @@ pub fn command(cli: &Cli, action: &MemoryAction) -> u8 {
         MemoryAction::List { json } => {
             let (entries, warnings) = manage::list(&roots);
             for warning in &warnings {
-                eprintln!("lathe: warning: {warning}");
+                eprintln!("lathe: warning: {}", clean_line(warning));
             }
             if *json {
                 let values: Vec<_> = entries.iter().map(manage::to_json).collect();
@@ -32,15 +32,22 @@ pub fn command(cli: &Cli, action: &MemoryAction) -> u8 {
                 eprintln!("lathe: no memories yet");
             } else {
                 for entry in &entries {
-                    println!("{}  [{}]  {}", entry.id(), entry.meta.kind.as_str(), entry.meta.description);
+                    println!(
+                        "{}  [{}]  {}",
+                        clean_line(&entry.id()),
+                        entry.meta.kind.as_str(),
+                        clean_line(&entry.meta.description)
+                    );
                 }
             }
             EXIT_OK
         }
         MemoryAction::Show { id } => match manage::find(&roots, id) {
-            Ok(entry) => match std::fs::read_to_string(&entry.path) {
-                Ok(text) => {
-                    print!("{text}");
+            // The file as it is, minus what would drive the terminal (escape sequences, bidi
+            // overrides); bytes that are not UTF-8 show as U+FFFD.
+            Ok(entry) => match std::fs::read(&entry.path) {
+                Ok(bytes) => {
+                    print!("{}", clean_body(&String::from_utf8_lossy(&bytes)));
                     EXIT_OK
                 }
                 Err(error) => failed(&format!("{}: {error}", entry.path.display())),

@@ -189,6 +189,7 @@ impl SessionBuilder {
         warnings.extend(memory_warnings);
         if let Some(memory) = &memory {
             memory.set_session(&opened.id);
+            memory.set_policy(permissions.policy.clone());
         }
         let mut main_only: Vec<Arc<dyn lathe_tools::DynTool>> = Vec::new();
         if let Some(memory) = &memory {

@@ -173,7 +173,9 @@ pub(crate) fn split(text: &str) -> Result<(&str, &str), String> {
         }
         offset += line.len();
         if offset - yaml_start > MAX_FRONTMATTER_BYTES {
-            break;
+            return Err(format!(
+                "the frontmatter is over {MAX_FRONTMATTER_BYTES} bytes without a closing `---` line"
+            ));
         }
     }
     Err("the frontmatter has no closing `---` line".to_string())

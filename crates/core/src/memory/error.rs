@@ -32,11 +32,28 @@ pub enum MemoryError {
     /// The shared scope was addressed outside a git repository.
     #[error("memory: there is no shared scope: the workspace is not inside a git repository")]
     NoSharedScope,
+    /// The repository's `.lathe` or `.lathe/memory` is a symbolic link: a cloned repository could
+    /// point it anywhere, so shared memory is read only from a real folder.
+    #[error(
+        "memory: the project-shared memory folder `{path}` is (inside) a symbolic link; Lathe reads \
+         and writes shared memory only in a real .lathe/memory folder of the repository; nothing was \
+         read or written there"
+    )]
+    LinkedSharedScope {
+        /// The folder that is a link, relative to the repository (`.lathe` or `.lathe/memory`).
+        path: String,
+    },
     /// No entry exists at the path.
     #[error("memory: no memory at `{path}`; view /memories to list the entries")]
     NotFound {
         /// The path or id as given.
         path: String,
+    },
+    /// No entry has the id the user gave.
+    #[error("memory: no memory has the id `{id}`; `lathe memory list` shows the ids")]
+    UnknownId {
+        /// The id as given.
+        id: String,
     },
     /// The target of a rename (or promote) already exists.
     #[error("memory: `{path}` already exists; nothing was written. Pick another name or delete it first")]

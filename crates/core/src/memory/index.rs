@@ -5,7 +5,7 @@
 //! ([`MAX_INDEX_LINES`] lines, [`MAX_INDEX_BYTES`] bytes, header included): a change that would
 //! overflow it is refused as a whole; the index is never cut.
 
-use super::{Entry, MAX_INDEX_BYTES, MAX_INDEX_LINES, MemoryError, Scope};
+use super::{Entry, MAX_INDEX_BYTES, MAX_INDEX_LINES, MemoryError, Scope, clean_line};
 
 /// The index of `scope`: a header line, then `- [type] name — description (file.md)` per entry,
 /// sorted by file.
@@ -21,7 +21,7 @@ pub fn render_index(scope: Scope, entries: &[&Entry]) -> String {
         out.push_str(" — ");
         out.push_str(&one_line(&entry.meta.description));
         out.push_str(" (");
-        out.push_str(&entry.file);
+        out.push_str(&clean_line(&entry.file));
         out.push_str(")\n");
     }
     out
@@ -37,7 +37,7 @@ pub fn check_index(text: &str) -> Result<(), MemoryError> {
 }
 
 fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    clean_line(text)
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use lathe_protocol::{LedgerItem, Meta};
 use serde_json::{Value, json};
 
 use super::entry::Entry;
-use super::{MemoryError, Roots, store};
+use super::{MemoryError, Roots, clean_body, clean_line, store};
 use crate::paths;
 
 /// The scopes of a session in `workspace` with Lathe's home at `home`.
@@ -32,7 +32,7 @@ pub fn find(roots: &Roots, id: &str) -> Result<Entry, MemoryError> {
     entries
         .into_iter()
         .find(|entry| entry.id() == id)
-        .ok_or_else(|| MemoryError::NotFound { path: format!("{id} (`lathe memory list` shows the ids)") })
+        .ok_or_else(|| MemoryError::UnknownId { id: clean_line(id) })
 }
 
 /// Deletes the entry `id` and updates its scope's index.
@@ -138,19 +138,20 @@ pub fn slash(roots: &Roots, argument: Option<&str>) -> Result<String, MemoryErro
             for entry in &entries {
                 text.push_str(&format!(
                     "  {}  [{}]  {}\n",
-                    entry.id(),
+                    clean_line(&entry.id()),
                     entry.meta.kind.as_str(),
-                    entry.meta.description
+                    clean_line(&entry.meta.description)
                 ));
             }
             for warning in warnings {
-                text.push_str(&format!("  warning: {warning}\n"));
+                text.push_str(&format!("  warning: {}\n", clean_line(&warning)));
             }
             Ok(text)
         }
         ("show" | "open", id) if !id.is_empty() => {
             let entry = find(roots, id)?;
-            Ok(format!("{} ({})\n{}", entry.id(), entry.path.display(), entry.body))
+            let title = clean_line(&format!("{} ({})", entry.id(), entry.path.display()));
+            Ok(format!("{title}\n{}", clean_body(&entry.body)))
         }
         ("forget" | "rm", id) if !id.is_empty() => forget(roots, id),
         _ => Err(MemoryError::InvalidArgument {

@@ -30,6 +30,7 @@ pub mod manage;
 mod ops;
 pub mod paths;
 pub mod recall;
+mod sanitize;
 pub mod secrets;
 pub mod session;
 pub mod stale;
@@ -44,7 +45,8 @@ mod view;
 pub use command::{FileWrite, MemoryArgs, MemoryCommandName, Planned, Source, apply, plan, promote, remove};
 pub use entry::{Entry, Frontmatter, MemoryType};
 pub use error::MemoryError;
-pub use view::view;
+pub use sanitize::{clean_body, clean_line};
+pub use view::{view, view_visible};
 
 /// Most lines of one scope's `MEMORY.md`, its header line included.
 pub const MAX_INDEX_LINES: usize = 200;
@@ -137,6 +139,23 @@ impl Roots {
             project: lathe_home.join("projects").join(repo_key(workspace)).join("memory"),
             shared: repo.map(|root| root.join(".lathe").join("memory")),
         }
+    }
+
+    /// The real folder of `scope`, canonicalised when it exists. The shared scope must be a real
+    /// `.lathe/memory` folder of the repository: [`MemoryError::LinkedSharedScope`] when `.lathe`
+    /// or `.lathe/memory` is a symbolic link, [`MemoryError::NoSharedScope`] outside a repository.
+    pub fn real_root(&self, scope: Scope) -> Result<PathBuf, MemoryError> {
+        let root = self.root(scope).ok_or(MemoryError::NoSharedScope)?;
+        if scope == Scope::Shared
+            && let Some(lathe_dir) = root.parent()
+        {
+            for (dir, name) in [(lathe_dir, ".lathe"), (root, ".lathe/memory")] {
+                if std::fs::symlink_metadata(dir).is_ok_and(|meta| meta.file_type().is_symlink()) {
+                    return Err(MemoryError::LinkedSharedScope { path: name.to_string() });
+                }
+            }
+        }
+        Ok(root.canonicalize().unwrap_or_else(|_| root.to_path_buf()))
     }
 
     /// The folder of `scope`; `None` for the shared scope outside a repository.

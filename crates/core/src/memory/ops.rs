@@ -93,8 +93,7 @@ pub(crate) fn index_write(
     removed: Option<&str>,
     upsert: Option<&Entry>,
 ) -> Result<Option<FileWrite>, MemoryError> {
-    let root = roots.root(scope).ok_or(MemoryError::NoSharedScope)?;
-    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let root = roots.real_root(scope)?;
     let loaded = store::load_scope(roots, scope);
     let mut entries: Vec<&Entry> = loaded
         .entries

@@ -170,8 +170,7 @@ fn scope_of<'a>(virtual_path: &str, parts: &'a [&'a str]) -> Result<(Scope, &'a 
 
 /// The scope's folder, canonicalised when it exists.
 fn scope_root(roots: &Roots, scope: Scope) -> Result<PathBuf, MemoryError> {
-    let root = roots.root(scope).ok_or(MemoryError::NoSharedScope)?;
-    Ok(root.canonicalize().unwrap_or_else(|_| root.to_path_buf()))
+    roots.real_root(scope)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -9,12 +9,12 @@
 //! ×1.2 for an entry used or modified today, fading to none at 30 days). Expired entries are never
 //! returned; ties go to the smaller id. [`attach`] renders the hits within the byte caps.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use chrono::{DateTime, NaiveDate, Utc};
 
 pub(crate) use super::terms::stem;
-use super::{Entry, MAX_RECALL_BYTES, MAX_RECALL_ENTRIES, MAX_RECALL_ENTRY_BYTES};
+use super::{Entry, MAX_RECALL_BYTES, MAX_RECALL_ENTRIES, MAX_RECALL_ENTRY_BYTES, clean_body, clean_line};
 
 /// BM25 term-frequency saturation.
 const K1: f64 = 1.2;
@@ -37,6 +37,10 @@ const STOP_WORDS: &[&str] = &[
     "we", "were", "what", "when", "where", "which", "who", "why", "will", "with", "would", "you", "your",
 ];
 
+/// [`STOP_WORDS`] for lookup (one hash per word; a binary search compared strings 7 times).
+static STOP_SET: std::sync::LazyLock<rustc_hash::FxHashSet<&'static str>> =
+    std::sync::LazyLock::new(|| STOP_WORDS.iter().copied().collect());
+
 /// One entry returned by [`RecallIndex::rank`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hit {
@@ -52,7 +56,7 @@ pub struct Hit {
 #[derive(Debug, Clone, Default)]
 pub struct RecallIndex {
     /// Stemmed term → its id, the index into `postings`.
-    terms: HashMap<String, u32>,
+    terms: FxHashMap<String, u32>,
     /// Per term id: (entry index, weighted term frequency).
     postings: Vec<Vec<(u32, f32)>>,
     /// Weighted length of each entry, in terms.
@@ -66,7 +70,7 @@ impl RecallIndex {
     pub fn build(entries: &[Entry]) -> RecallIndex {
         // Terms are allocated once each (a lookup by `&str` needs no allocation); an entry's own
         // counts are a short list of term ids.
-        let mut terms: HashMap<String, u32> = HashMap::new();
+        let mut terms: FxHashMap<String, u32> = FxHashMap::default();
         let mut postings: Vec<Vec<(u32, f32)>> = Vec::new();
         let mut lengths = Vec::with_capacity(entries.len());
         let mut counts: Vec<(u32, f32)> = Vec::new();
@@ -196,13 +200,18 @@ pub fn attach(entries: &[Entry], hits: &[Hit], stale: impl Fn(&Entry) -> Vec<Str
     let mut any = false;
     for hit in hits {
         let Some(entry) = entries.get(hit.index) else { continue };
-        let mut section = format!("\n## {} ({}; source: {})", entry.id(), entry.meta.kind, source_of(entry));
+        let mut section = format!(
+            "\n## {} ({}; source: {})",
+            clean_line(&entry.id()),
+            entry.meta.kind,
+            clean_line(source_of(entry))
+        );
         let changed = stale(entry);
         if !changed.is_empty() {
             section.push_str(&format!(" — possibly stale ({} changed)", changed.join(", ")));
         }
         section.push('\n');
-        section.push_str(&cut_body(entry));
+        section.push_str(&clean_body(&cut_body(entry)));
         section.push('\n');
         if out.len() + section.len() + CLOSE.len() > MAX_RECALL_BYTES {
             break;
@@ -268,12 +277,21 @@ pub fn parse_time(text: &str) -> Option<DateTime<Utc>> {
 fn for_each_term(text: &str, mut f: impl FnMut(&str, &str)) {
     let mut word = String::new();
     for piece in text.split(|c: char| !c.is_alphanumeric()) {
-        if piece.is_empty() {
-            continue;
-        }
         word.clear();
-        word.extend(piece.chars().flat_map(char::to_lowercase));
-        if word.chars().count() < 2 || STOP_WORDS.binary_search(&word.as_str()).is_ok() {
+        if piece.is_ascii() {
+            // Most memory text is ASCII: lowercase in place, no per-character decoding.
+            if piece.len() < 2 {
+                continue;
+            }
+            word.push_str(piece);
+            word.make_ascii_lowercase();
+        } else {
+            word.extend(piece.chars().flat_map(char::to_lowercase));
+            if word.chars().count() < 2 {
+                continue;
+            }
+        }
+        if STOP_SET.contains(word.as_str()) {
             continue;
         }
         f(&word, stem(&word));

@@ -172,7 +172,7 @@ fn stems_join_singular_and_plural() {
     }
     assert_eq!(stem("use"), "use");
     assert_eq!(stem("pnpm"), "pnpm");
-    assert!(STOP_WORDS.windows(2).all(|pair| pair[0] < pair[1]), "sorted for binary search");
+    assert!(STOP_WORDS.windows(2).all(|pair| pair[0] < pair[1]), "sorted, each once");
 }
 
 #[test]

@@ -66,6 +66,9 @@ pub struct SessionMemory {
     session: Mutex<String>,
     turn: AtomicU32,
     state: Mutex<State>,
+    /// The session's permission rules: entries a `Memory(…)` deny rule keeps from being read are
+    /// left out of the index, recall and listings.
+    policy: std::sync::OnceLock<Arc<lathe_policy::Policy>>,
 }
 
 #[derive(Debug)]
@@ -111,6 +114,7 @@ impl SessionMemory {
             session: Mutex::new(session.to_string()),
             turn: AtomicU32::new(0),
             state: Mutex::new(State::new(loaded.entries)),
+            policy: std::sync::OnceLock::new(),
         };
         (Some(Arc::new(memory)), warnings)
     }
@@ -144,6 +148,41 @@ impl SessionMemory {
         }
     }
 
+    /// Gives memory the session's permission rules (once; later calls are ignored).
+    pub fn set_policy(&self, policy: Arc<lathe_policy::Policy>) {
+        let _ = self.policy.set(policy);
+    }
+
+    /// Whether the entry at `rule_path` (`<scope>/<file>`) may be read: no `Memory(…)` deny rule
+    /// covers it.
+    pub fn readable(&self, rule_path: &str) -> bool {
+        self.policy.get().is_none_or(|policy| {
+            let access = lathe_tools::Access::Memory { path: rule_path.to_string(), write: false };
+            policy.decide(super::MEMORY_TOOL, &access).verdict != lathe_policy::Verdict::Deny
+        })
+    }
+
+    fn shown(&self, entry: &Entry, now: chrono::DateTime<Utc>) -> bool {
+        !recall::is_expired(entry, now) && self.readable(&format!("{}/{}", entry.scope, entry.file))
+    }
+
+    /// `text` with the scopes' real folders replaced by their virtual paths (`/memories/user`),
+    /// so an error shown to the model names no real path.
+    pub fn virtualize(&self, text: &str) -> String {
+        let mut text = text.to_string();
+        for scope in Scope::ALL {
+            let Some(root) = self.roots.root(scope) else { continue };
+            let real = root.canonicalize().ok();
+            for form in real.iter().map(|path| path.as_path()).chain([root]) {
+                let form = form.display().to_string();
+                if !form.is_empty() {
+                    text = text.replace(&form, &format!("/memories/{scope}"));
+                }
+            }
+        }
+        text
+    }
+
     /// Records the current user turn (1-based), for the `source` of entries written in it.
     pub fn set_turn(&self, turn: u32) {
         self.turn.store(turn, Ordering::Relaxed);
@@ -164,10 +203,15 @@ impl SessionMemory {
 
     /// The index of every scope with entries, as the model gets it before the first user message
     /// (outside the byte-stable system prompt); empty when there are no entries. An entry whose
-    /// evidence changed is marked possibly stale.
+    /// evidence changed is marked possibly stale; expired entries and entries a deny rule keeps
+    /// from being read are left out. Each scope's part holds at most [`super::MAX_INDEX_LINES`]
+    /// lines and [`super::MAX_INDEX_BYTES`] bytes (a committed shared index can be longer than
+    /// Lathe lets its own grow): the rest is counted in a line saying how to list it.
     pub fn index_context(&self) -> String {
         let Ok(mut state) = self.state.lock() else { return String::new() };
-        if state.entries.is_empty() {
+        let now = Utc::now();
+        let shown: Vec<bool> = state.entries.iter().map(|entry| self.shown(entry, now)).collect();
+        if !shown.contains(&true) {
             return String::new();
         }
         let mut text = String::from(
@@ -175,19 +219,24 @@ impl SessionMemory {
              relevant entries are attached to the user's messages):\n",
         );
         for scope in [Scope::User, Scope::Project, Scope::Shared] {
-            let entries: Vec<&Entry> = state.entries.iter().filter(|entry| entry.scope == scope).collect();
+            let entries: Vec<&Entry> = state
+                .entries
+                .iter()
+                .zip(&shown)
+                .filter(|(entry, shown)| **shown && entry.scope == scope)
+                .map(|(entry, _)| entry)
+                .collect();
             if !entries.is_empty() {
-                text.push_str(&index::render_index(scope, &entries));
-                if !text.ends_with('\n') {
-                    text.push('\n');
-                }
+                text.push_str(&capped(scope, &index::render_index(scope, &entries)));
             }
         }
         let stale: Vec<String> = (0..state.entries.len())
+            .filter(|&at| shown[at])
             .filter_map(|at| {
                 let changed = stale_of(&mut state, self.repo_root.as_deref(), at);
                 (!changed.is_empty()).then(|| {
-                    format!("{} is possibly stale ({} changed)", state.entries[at].id(), changed.join(", "))
+                    let id = super::clean_line(&state.entries[at].id());
+                    super::clean_line(&format!("{id} is possibly stale ({} changed)", changed.join(", ")))
                 })
             })
             .collect();
@@ -203,7 +252,9 @@ impl SessionMemory {
     /// nothing is relevant. Updates the entries' `use_count` and `last_used` in the background.
     pub fn recall(&self, prompt: &str, turn: u32) -> Option<(String, MemoryRecall)> {
         let mut state = self.state.lock().ok()?;
-        let hits = state.index.rank(&state.entries, prompt, Utc::now());
+        let now = Utc::now();
+        let mut hits = state.index.rank(&state.entries, prompt, now);
+        hits.retain(|hit| self.shown(&state.entries[hit.index], now));
         if hits.is_empty() {
             return None;
         }
@@ -242,6 +293,36 @@ impl SessionMemory {
         }
         Some((block, record))
     }
+}
+
+/// One scope's index text within the caps: whole lines up to [`super::MAX_INDEX_LINES`] lines and
+/// [`super::MAX_INDEX_BYTES`] bytes, then a line counting the entries left out.
+fn capped(scope: Scope, index: &str) -> String {
+    if index.lines().count() <= super::MAX_INDEX_LINES && index.len() <= super::MAX_INDEX_BYTES {
+        let mut out = index.to_string();
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        return out;
+    }
+    let mut out = String::with_capacity(index.len().min(super::MAX_INDEX_BYTES));
+    let lines: Vec<&str> = index.lines().collect();
+    let mut kept = 0;
+    for line in &lines {
+        if kept + 1 >= super::MAX_INDEX_LINES || out.len() + line.len() + 200 > super::MAX_INDEX_BYTES {
+            break;
+        }
+        out.push_str(line);
+        out.push('\n');
+        kept += 1;
+    }
+    if kept < lines.len() {
+        out.push_str(&format!(
+            "- ({} more entries not shown here; view /memories/{scope} to list them all)\n",
+            lines.len() - kept
+        ));
+    }
+    out
 }
 
 /// Counts a recall of each entry file in `paths`: `use_count` + 1 and `last_used` = `now`. A file
@@ -304,3 +385,7 @@ pub fn redact_calls(message: &mut AssistantMessage) {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "session_tests.rs"]
+mod tests;

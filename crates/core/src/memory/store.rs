@@ -41,6 +41,10 @@ pub fn load_scope(roots: &Roots, scope: Scope) -> Loaded {
 fn load_into(roots: &Roots, scope: Scope, loaded: &mut Loaded) {
     let Some(root) = roots.root(scope) else { return };
     let Ok(meta) = fs::metadata(root) else { return };
+    if let Err(error) = roots.real_root(scope) {
+        loaded.warnings.push(format!("{}: {error}", root.display()));
+        return;
+    }
     if !meta.is_dir() {
         loaded
             .warnings

@@ -163,7 +163,7 @@ impl Tool for MemoryTool {
         match planned(&self.memory, args) {
             // A refused secret is answered by the run, which records the refusal.
             Ok(_) | Err(MemoryError::Secret { .. }) => Ok(()),
-            Err(error) => Err(ToolError::Failed(error.to_string())),
+            Err(error) => Err(ToolError::Failed(self.memory.virtualize(&error.to_string()))),
         }
     }
 
@@ -185,9 +185,10 @@ impl Tool for MemoryTool {
                     ..ToolOutput::text(error.to_string())
                 });
             }
-            Err(error) => return Err(ToolError::Failed(error.to_string())),
+            Err(error) => return Err(ToolError::Failed(self.memory.virtualize(&error.to_string()))),
         };
-        super::apply(&planned).map_err(|error| ToolError::Failed(error.to_string()))?;
+        super::apply(&planned)
+            .map_err(|error| ToolError::Failed(self.memory.virtualize(&error.to_string())))?;
         self.memory.reload();
         let ledger = planned
             .writes
@@ -219,9 +220,9 @@ impl Tool for MemoryTool {
 
 fn view(memory: &SessionMemory, path: Option<&str>, range: Option<&[i64]>) -> Result<ToolOutput, ToolError> {
     let path = path.unwrap_or("/memories");
-    super::view(memory.roots(), path, range)
+    super::view_visible(memory.roots(), path, range, &|rule_path| memory.readable(rule_path))
         .map(ToolOutput::text)
-        .map_err(|error| ToolError::Failed(error.to_string()))
+        .map_err(|error| ToolError::Failed(memory.virtualize(&error.to_string())))
 }
 
 /// The arguments of the view-only tool.

@@ -6,11 +6,22 @@ use std::fmt::Write;
 
 use super::ops::{read_current, read_existing};
 use super::paths::{self, ViewTarget};
-use super::{Entry, INDEX_FILE, MemoryError, Roots, Scope, store};
+use super::{Entry, INDEX_FILE, MemoryError, Roots, Scope, clean_body, clean_line, store};
 
 /// What `path` holds, for the model: a listing for `/memories` or a folder, the numbered body
 /// for a file, limited to `view_range` (`[start, end]`, 1-based, end `-1` = to the end).
 pub fn view(roots: &Roots, path: &str, view_range: Option<&[i64]>) -> Result<String, MemoryError> {
+    view_visible(roots, path, view_range, &|_| true)
+}
+
+/// [`view`], listing only the entries `visible` accepts (given `<scope>/<file>`, as `Memory(…)`
+/// rules see it): a folder listing never shows an entry a deny rule keeps from being read.
+pub fn view_visible(
+    roots: &Roots,
+    path: &str,
+    view_range: Option<&[i64]>,
+    visible: &dyn Fn(&str) -> bool,
+) -> Result<String, MemoryError> {
     match paths::resolve_view(roots, path)? {
         ViewTarget::Root => {
             let mut out = String::from(
@@ -20,7 +31,7 @@ pub fn view(roots: &Roots, path: &str, view_range: Option<&[i64]>) -> Result<Str
             for scope in Scope::ALL {
                 if roots.root(scope).is_some() {
                     out.push('\n');
-                    list(roots, scope, "", &mut out);
+                    list(roots, scope, "", visible, &mut out);
                 }
             }
             Ok(out)
@@ -30,7 +41,7 @@ pub fn view(roots: &Roots, path: &str, view_range: Option<&[i64]>) -> Result<Str
                 return Err(MemoryError::NotFound { path: path.to_string() });
             }
             let mut out = String::new();
-            list(roots, scope, &dir, &mut out);
+            list(roots, scope, &dir, visible, &mut out);
             Ok(out)
         }
         ViewTarget::File(target) => {
@@ -48,13 +59,19 @@ pub fn view(roots: &Roots, path: &str, view_range: Option<&[i64]>) -> Result<Str
 }
 
 /// Appends the listing of `dir` (relative, empty for the root) in `scope` to `out`.
-fn list(roots: &Roots, scope: Scope, dir: &str, out: &mut String) {
+fn list(roots: &Roots, scope: Scope, dir: &str, visible: &dyn Fn(&str) -> bool, out: &mut String) {
     let loaded = store::load_scope(roots, scope);
     let prefix = if dir.is_empty() { String::new() } else { format!("{dir}/") };
-    let entries: Vec<&Entry> =
-        loaded.entries.iter().filter(|entry| entry.file.starts_with(&prefix)).collect();
+    let (entries, hidden): (Vec<&Entry>, Vec<&Entry>) = loaded
+        .entries
+        .iter()
+        .filter(|entry| entry.file.starts_with(&prefix))
+        .partition(|entry| visible(&format!("{scope}/{}", entry.file)));
     let read_only = if scope == Scope::Shared { ", read only" } else { "" };
     let _ = writeln!(out, "/memories/{scope}/{prefix} ({} entries{read_only})", entries.len());
+    if !hidden.is_empty() {
+        let _ = writeln!(out, "  ({} more not shown: a deny rule keeps them from being read)", hidden.len());
+    }
     if entries.is_empty() {
         out.push_str("  (no memories yet)\n");
     }
@@ -64,21 +81,27 @@ fn list(roots: &Roots, scope: Scope, dir: &str, out: &mut String) {
         let _ = writeln!(
             out,
             "  {}  {bytes} bytes  [{}] {}{broken}",
-            entry.virtual_path(),
+            clean_line(&entry.virtual_path()),
             entry.meta.kind,
-            entry.meta.description
+            clean_line(&entry.meta.description)
         );
     }
     let root = roots.root(scope).map(|root| root.display().to_string()).unwrap_or_default();
     for warning in loaded.warnings.iter().filter(|warning| !root.is_empty() && warning.starts_with(&root)) {
-        let _ = writeln!(out, "  warning: /memories/{scope}{}", &warning[root.len()..]);
+        let _ = writeln!(out, "  warning: /memories/{scope}{}", clean_line(&warning[root.len()..]));
     }
 }
 
 /// The one-line frontmatter summary shown above a file's body.
 fn summary(entry: &Entry) -> String {
     let meta = &entry.meta;
-    let mut line = format!("{} — [{}] {}: {}", entry.virtual_path(), meta.kind, meta.name, meta.description);
+    let mut line = format!(
+        "{} — [{}] {}: {}",
+        entry.virtual_path(),
+        meta.kind,
+        clean_line(&meta.name),
+        clean_line(&meta.description)
+    );
     let _ = write!(line, " (source: {}", if meta.source.is_empty() { "unknown" } else { &meta.source });
     if !meta.modified.is_empty() {
         let _ = write!(line, "; modified {}", meta.modified);
@@ -91,6 +114,7 @@ fn summary(entry: &Entry) -> String {
         let _ = write!(line, "; evidence: {}", meta.evidence.join(", "));
     }
     line.push(')');
+    let mut line = clean_line(&line);
     if entry.warning.is_some() {
         line.push_str(" [its frontmatter is missing or broken; saving it again writes a fresh one]");
     }
@@ -98,9 +122,10 @@ fn summary(entry: &Entry) -> String {
 }
 
 fn numbered(header: &str, body: &str, view_range: Option<&[i64]>) -> Result<String, MemoryError> {
+    let body = clean_body(body);
     let lines: Vec<&str> = body.lines().collect();
     let (start, end) = range(view_range, lines.len())?;
-    let mut out = format!("{header}\n");
+    let mut out = format!("{}\n", clean_line(header));
     for (number, line) in lines.iter().enumerate().take(end).skip(start - 1) {
         let _ = writeln!(out, "{:>6}\t{line}", number + 1);
     }
