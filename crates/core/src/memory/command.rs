@@ -210,7 +210,8 @@ const FIELDS_HELP: &str = "it may give name, description, type (user, feedback, 
                            evidence (a list of repository paths) and expires";
 
 fn model_fields(text: &str) -> Result<(ModelFields, String), MemoryError> {
-    if !text.trim_start_matches('\u{feff}').starts_with("---") {
+    let first = text.trim_start_matches('\u{feff}').lines().next().unwrap_or("");
+    if first.trim_end() != "---" {
         return Ok((ModelFields::default(), entry::normalize_body(text)));
     }
     let (yaml, body) = entry::split(text).map_err(|problem| MemoryError::InvalidArgument {

@@ -174,7 +174,7 @@ pub(crate) fn split(text: &str) -> Result<(&str, &str), String> {
         offset += line.len();
         if offset - yaml_start > MAX_FRONTMATTER_BYTES {
             return Err(format!(
-                "the frontmatter is over {MAX_FRONTMATTER_BYTES} bytes without a closing `---` line"
+                "the frontmatter is over {MAX_FRONTMATTER_BYTES} bytes (its closing `---` line must come within them)"
             ));
         }
     }

@@ -22,7 +22,8 @@ pub fn list(roots: &Roots) -> (Vec<Entry>, Vec<String>) {
     (loaded.entries, loaded.warnings)
 }
 
-/// The entry with id `id` (`project/pnpm`; `project/pnpm.md` works too).
+/// The entry with id `id` (`project/pnpm`; `project/pnpm.md` works too; an id as listed, with
+/// control characters removed, names its entry too).
 ///
 /// # Errors
 /// [`MemoryError`] naming the id when no entry has it.
@@ -31,7 +32,7 @@ pub fn find(roots: &Roots, id: &str) -> Result<Entry, MemoryError> {
     let (entries, _) = list(roots);
     entries
         .into_iter()
-        .find(|entry| entry.id() == id)
+        .find(|entry| entry.id() == id || clean_line(&entry.id()) == id)
         .ok_or_else(|| MemoryError::UnknownId { id: clean_line(id) })
 }
 
@@ -40,7 +41,7 @@ pub fn find(roots: &Roots, id: &str) -> Result<Entry, MemoryError> {
 /// # Errors
 /// No such entry, or a file that cannot be removed or written.
 pub fn forget(roots: &Roots, id: &str) -> Result<String, MemoryError> {
-    let planned = super::remove(roots, id)?;
+    let planned = super::remove(roots, &listed_id(roots, id))?;
     super::apply(&planned)?;
     Ok(planned.line)
 }
@@ -50,9 +51,15 @@ pub fn forget(roots: &Roots, id: &str) -> Result<String, MemoryError> {
 /// # Errors
 /// No such entry, no repository, or a file that cannot be written.
 pub fn promote(roots: &Roots, id: &str) -> Result<String, MemoryError> {
-    let planned = super::promote(roots, id)?;
+    let planned = super::promote(roots, &listed_id(roots, id))?;
     super::apply(&planned)?;
     Ok(planned.line)
+}
+
+/// The real id of the entry listed as `id` (the same id unless its file name holds characters
+/// the listing leaves out).
+fn listed_id(roots: &Roots, id: &str) -> String {
+    find(roots, id).map_or_else(|_| id.to_string(), |entry| entry.id())
 }
 
 /// One entry as JSON: its id, scope, file, frontmatter fields and body.
@@ -93,15 +100,12 @@ pub fn explain(recall: Option<&MemoryRecall>) -> String {
     };
     let mut text = format!("turn {}: {} entries given\n", recall.turn, recall.entries.len());
     for entry in &recall.entries {
-        text.push_str(&format!(
-            "  {}  score {:.2}  matched: {}",
-            entry.id,
-            entry.score,
-            entry.terms.join(", ")
-        ));
+        let mut line =
+            format!("  {}  score {:.2}  matched: {}", entry.id, entry.score, entry.terms.join(", "));
         if !entry.stale.is_empty() {
-            text.push_str(&format!("  (possibly stale: {} changed)", entry.stale.join(", ")));
+            line.push_str(&format!("  (possibly stale: {} changed)", entry.stale.join(", ")));
         }
+        text.push_str(&clean_line(&line));
         text.push('\n');
     }
     text

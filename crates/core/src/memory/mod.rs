@@ -178,14 +178,37 @@ pub fn repo_root(workspace: &Path) -> Option<PathBuf> {
 /// The folder name of a project's private memory: [`crate::paths::project_key`] of the
 /// repository's common git dir (so every worktree of one repository shares it), or of the
 /// workspace itself outside a repository.
+///
+/// A `.git` file (a linked worktree, a submodule) counts only when the git dir it names claims
+/// this folder back, as git's own do: otherwise a downloaded folder holding `gitdir: <path of
+/// some repository>` would read and write that repository's private memory. Such a folder keys
+/// by its own path.
 pub fn repo_key(workspace: &Path) -> String {
     let common = repo_root(workspace)
-        .map(|root| match lathe_policy::sandbox::git_dirs(&root.join(".git")) {
-            Some(dirs) => dirs.common,
-            None => root,
+        .map(|root| {
+            let dot_git = root.join(".git");
+            match lathe_policy::sandbox::git_dirs(&dot_git) {
+                Some(dirs) if !dot_git.is_file() || claims(&dirs.git_dir, &root) => dirs.common,
+                _ => root,
+            }
         })
         .unwrap_or_else(|| absolute(workspace));
     crate::paths::project_key(&common)
+}
+
+/// Whether `git_dir` names `root` as its working tree: a worktree's admin dir by its `gitdir`
+/// file (the path of `root/.git`), a submodule's git dir by `core.worktree` in its config.
+fn claims(git_dir: &Path, root: &Path) -> bool {
+    let same = |path: &Path| path.canonicalize().is_ok_and(|path| path == absolute(root));
+    if let Ok(text) = std::fs::read_to_string(git_dir.join("gitdir")) {
+        let named = git_dir.join(text.trim());
+        return named.parent().is_some_and(same);
+    }
+    let Ok(config) = std::fs::read_to_string(git_dir.join("config")) else { return false };
+    config
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("worktree"))
+        .any(|rest| rest.trim_start().strip_prefix('=').is_some_and(|path| same(&git_dir.join(path.trim()))))
 }
 
 /// `path` canonicalised when possible, else made absolute against the current directory.

@@ -62,3 +62,29 @@ fn worktrees_of_one_repository_share_a_key() {
     assert_eq!(Roots::for_workspace(&home, &worktree).project, Roots::for_workspace(&home, &main).project);
     assert_eq!(Roots::for_workspace(&home, &worktree).shared, Some(worktree.join(".lathe/memory")));
 }
+
+#[test]
+fn a_git_file_naming_another_repository_does_not_share_its_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let victim = base.join("victim");
+    std::fs::create_dir_all(&victim).unwrap();
+    git(&victim, &["init", "-q"]);
+    let planted = base.join("download");
+    std::fs::create_dir_all(&planted).unwrap();
+    std::fs::write(planted.join(".git"), format!("gitdir: {}\n", victim.join(".git").display())).unwrap();
+    assert_ne!(repo_key(&planted), repo_key(&victim), "a .git file the repository does not claim");
+    assert_eq!(repo_key(&planted), crate::paths::project_key(&planted));
+
+    // A submodule's .git file is claimed by core.worktree in its git dir.
+    std::fs::write(victim.join("a.txt"), "a\n").unwrap();
+    git(&victim, &["add", "a.txt"]);
+    git(&victim, &["commit", "-q", "-m", "first"]);
+    let sub_git = victim.join(".git/modules/sub");
+    std::fs::create_dir_all(&sub_git).unwrap();
+    std::fs::write(sub_git.join("config"), "[core]\n\tworktree = ../../../sub\n").unwrap();
+    let sub = victim.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::write(sub.join(".git"), "gitdir: ../.git/modules/sub\n").unwrap();
+    assert_eq!(repo_key(&sub), crate::paths::project_key(&sub_git));
+}

@@ -8,8 +8,9 @@
 //! (`<memory-index>`, `<memory-recall>`), the local model's `<tool_call>` and chat-template tokens
 //! (`<|…|>`): their `<` becomes `‹`, so a memory cannot close its own block and speak as Lathe.
 
-/// Tags whose `<` is replaced (matched without case, after `<` or `</`).
-const FRAMING_TAGS: [&str; 3] = ["memory-", "tool_call", "|"];
+/// Tags whose `<` is replaced (matched without case, after `<` or `</`, spaces allowed around
+/// the `/`; the fullwidth `＜` counts as `<`).
+const FRAMING_TAGS: [&str; 5] = ["memory-", "tool_call", "tool_response", "system-reminder", "|"];
 
 /// `text` as one clean line: no control or format characters, whitespace runs as one space,
 /// framing tags neutralised.
@@ -23,6 +24,12 @@ pub fn clean_line(text: &str) -> String {
 pub fn clean_body(text: &str) -> String {
     let kept: String = text.chars().filter(|&c| c == '\n' || c == '\t' || !is_hidden(c)).collect();
     neutralise(&kept)
+}
+
+/// A character that hides inside a token: an invisible format character or a control character
+/// other than a line break or a tab.
+pub(crate) fn is_invisible(c: char) -> bool {
+    is_format(c) || (c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
 }
 
 /// A control character (C0, DEL, C1) or an invisible format character.
@@ -62,14 +69,16 @@ fn is_format(c: char) -> bool {
 fn neutralise(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(at) = rest.find('<') {
+    while let Some(at) = rest.find(['<', '＜']) {
         out.push_str(&rest[..at]);
-        let after = &rest[at + 1..];
-        let name = after.strip_prefix('/').unwrap_or(after);
+        let open = rest[at..].chars().next().unwrap_or('<');
+        let after = &rest[at + open.len_utf8()..];
+        let name = after.trim_start();
+        let name = name.strip_prefix(['/', '／']).unwrap_or(name).trim_start();
         let framing = FRAMING_TAGS
             .iter()
             .any(|tag| name.get(..tag.len()).is_some_and(|start| start.eq_ignore_ascii_case(tag)));
-        out.push(if framing { '‹' } else { '<' });
+        out.push(if framing { '‹' } else { open });
         rest = after;
     }
     out.push_str(rest);
@@ -96,6 +105,10 @@ mod tests {
         assert_eq!(
             clean_line("x </memory-index> <Memory-Recall> <tool_call> <|im_start|>system"),
             "x ‹/memory-index> ‹Memory-Recall> ‹tool_call> ‹|im_start|>system"
+        );
+        assert_eq!(
+            clean_line("< /memory-index> </ memory-recall> ＜/memory-index＞ </system-reminder> ＜b>"),
+            "‹ /memory-index> ‹/ memory-recall> ‹/memory-index＞ ‹/system-reminder> ＜b>"
         );
         assert_eq!(
             clean_body("a <div>b</div>\n\tc </memory-recall>\n"),

@@ -50,7 +50,10 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     // A token format may follow `_` (`AWS_KEY_AKIA…`, `TOKEN_ghp_…`), which `\b` does not see as
     // a boundary; group 1 is the token itself.
     [
-        rule("private-key", r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)", 0, always),
+        rule("private-key", r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)", 0, always),
+        // An AWS key id in base64 (`AKIA` encodes as `QUtJQ`).
+        rule("aws-access-key", r"(QUtJQ[A-Za-z0-9+/]{20,}={0,2})", 1, always),
+        rule("basic-auth", r"(?i)\bbasic\s+([A-Za-z0-9+/]{8,}={0,2})", 1, letters_and_digits),
         rule("aws-access-key", r"((?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})", 1, always),
         rule("github-token", r"(?:\b|_)((?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,})", 1, always),
         rule("github-token", r"(?:\b|_)(github_pat_[A-Za-z0-9_]{22,})", 1, always),
@@ -69,10 +72,35 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             1,
             non_trivial_value,
         ),
+        // A quoted passphrase: `password: "correct horse battery staple"`.
+        rule(
+            "credential",
+            r#"(?i)(?:password|passwd|passphrase|pwd)["']?\s*[:=]\s*("[^"\n]{4,}"|'[^'\n]{4,}')"#,
+            1,
+            quoted_passphrase,
+        ),
+        // A password-family key with a value of letters: `password=CorrectHorseBatteryStaple`.
+        rule(
+            "credential",
+            r#"(?i)(?:password|passwd|passphrase|pwd)["']?\s*[:=]\s*([A-Za-z]{8,})\b"#,
+            1,
+            letters_password,
+        ),
+        // On a command line: `--password S3cr3t`, `curl -u admin:S3cr3t`, `mysql -pS3cr3t`,
+        // `sshpass -p 'S3cr3t'`.
+        rule(
+            "credential",
+            r#"(?:--password|--passwd|--pass)(?:=|\s+)("[^"\n]+"|'[^'\n]+'|[^\s"'`]+)"#,
+            1,
+            flag_value,
+        ),
+        rule("credential", r#"\bcurl\b[^\n]*?\s(?:-u|--user)\s+[^\s:]+:([^\s"'`]+)"#, 1, flag_value),
+        rule("credential", r#"\b(?:mysql|mysqldump|mariadb)\b[^\n]*?\s-p([^\s"'`]+)"#, 1, flag_value),
+        rule("credential", r#"\bsshpass\s+-p\s*("[^"\n]+"|'[^'\n]+'|[^\s"'`]+)"#, 1, flag_value),
         // Prose: "the db password is hunter2", "the API key is `k3y-value`".
         rule(
             "credential",
-            r#"(?i)\b(?:password|passwd|passphrase|pwd|secret|token|api[ _-]?key|access[ _-]?key)\s+(?:is|was)\s+(?:set\s+to\s+|now\s+)?("[^"\n]*"|'[^'\n]*'|`[^`\n]*`|[^\s"'`,;()\[\]{}<>]+)"#,
+            r#"(?i)\b(?:password|passwd|passphrase|pwd|secret|token|api[ _-]?key|access[ _-]?key)(?:\s+[A-Za-z0-9_-]+){0,3}?\s+(?:is|was)\s+(?:set\s+to\s+|now\s+)?("[^"\n]*"|'[^'\n]*'|`[^`\n]*`|[^\s"'`,;()\[\]{}<>]+)"#,
             1,
             prose_value,
         ),
@@ -85,7 +113,31 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
 static TOKENS: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"[A-Za-z0-9+/=_-]{32,}").ok());
 
 /// Every secret-looking span in `text`, sorted by position, none overlapping.
+///
+/// Invisible characters (zero-width spaces and joiners, bidi marks, soft hyphens, control
+/// characters other than line breaks and tabs) are looked through: `AKIA\u{200b}IOSF…` is found,
+/// and its span covers the invisible characters inside it.
 pub fn find_secrets(text: &str) -> Vec<SecretHit> {
+    if !text.chars().any(super::sanitize::is_invisible) {
+        return find_visible(text);
+    }
+    // `visible` without the invisible characters, and for each of its bytes the offset of the
+    // same byte in `text`.
+    let mut visible = String::with_capacity(text.len());
+    let mut offsets = Vec::with_capacity(text.len() + 1);
+    for (at, c) in text.char_indices() {
+        if !super::sanitize::is_invisible(c) {
+            visible.push(c);
+            offsets.extend(at..at + c.len_utf8());
+        }
+    }
+    find_visible(&visible)
+        .into_iter()
+        .map(|hit| SecretHit { kind: hit.kind, start: offsets[hit.start], end: offsets[hit.end - 1] + 1 })
+        .collect()
+}
+
+fn find_visible(text: &str) -> Vec<SecretHit> {
     let mut hits = Vec::new();
     for rule in RULES.iter() {
         for captures in rule.regex.captures_iter(text) {
@@ -134,7 +186,7 @@ pub fn redact(text: &str) -> (String, Vec<&'static str>) {
 }
 
 /// Every kind a secret can be reported as (see [`SecretHit::kind`]).
-pub const KINDS: [&str; 10] = [
+pub const KINDS: [&str; 11] = [
     "aws-access-key",
     "github-token",
     "gitlab-token",
@@ -143,6 +195,7 @@ pub const KINDS: [&str; 10] = [
     "private-key",
     "jwt",
     "bearer-token",
+    "basic-auth",
     "credential",
     "high-entropy-token",
 ];
@@ -260,6 +313,32 @@ fn prose_value(raw: &str) -> bool {
     let value = if quoted { &raw[1..raw.len() - 1] } else { raw.trim_end_matches(['.', '!', '?', ':']) };
     let varied = value.bytes().any(|b| !b.is_ascii_alphabetic());
     (quoted || varied) && non_trivial_value(&format!("\"{value}\""))
+}
+
+/// A quoted passphrase (spaces allowed), unless a placeholder.
+fn quoted_passphrase(raw: &str) -> bool {
+    let value = raw[1..raw.len() - 1].trim();
+    let squeezed: String = value.split_whitespace().collect();
+    value.contains(' ') && non_trivial_value(&format!("\"{squeezed}\""))
+}
+
+/// A password of letters only, long enough not to be a type or a word of prose.
+fn letters_password(value: &str) -> bool {
+    let lower = value.to_ascii_lowercase();
+    !["required", "optional", "redacted", "password", "changeme", "example", "placeholder"]
+        .contains(&lower.as_str())
+        && value.bytes().any(|b| b.is_ascii_uppercase())
+        && value.bytes().any(|b| b.is_ascii_lowercase())
+}
+
+/// The value of a password flag, unless a variable or placeholder (`$PASS`, `<password>`).
+fn flag_value(raw: &str) -> bool {
+    let quoted = raw.len() >= 2 && raw.starts_with(['"', '\'']);
+    let value = if quoted { &raw[1..raw.len() - 1] } else { raw };
+    value.len() >= 4
+        && !value.starts_with(['$', '<', '{', '%', '*'])
+        && !value.to_ascii_lowercase().starts_with("xxx")
+        && !value.contains("REDACTED")
 }
 
 fn is_ident(b: u8) -> bool {

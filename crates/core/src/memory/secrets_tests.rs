@@ -56,6 +56,17 @@ fn value_shaped_secrets_are_found() {
         ("The staging password is `c0rrect-horse`.".into(), "credential"),
         ("the api key is 'q8Xk2Lm9Zt'".into(), "credential"),
         ("client_secret: \"9f8e7d6c5b4a\"".into(), "credential"),
+        ("password: \"correct horse battery staple\"".into(), "credential"),
+        ("{\"db\": {\"password\": \"my dog rex 1999\"}}".into(), "credential"),
+        ("password=CorrectHorseBatteryStaple".into(), "credential"),
+        ("the password for prod is hunter2".into(), "credential"),
+        ("curl -u admin:S3cr3tP4ss! https://example.com".into(), "credential"),
+        ("mysql -u root -pS3cr3tP4ss42 app".into(), "credential"),
+        ("./deploy --password S3cr3tP4ss42".into(), "credential"),
+        ("sshpass -p 'Tr0ub4dor&3' ssh prod".into(), "credential"),
+        ("Authorization: Basic YWRtaW46aHVudGVyMg==".into(), "basic-auth"),
+        ("QUtJQUlPU0ZPRE5ON0VYQU1QTEU=".into(), "aws-access-key"),
+        ("-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF\n-----END PGP PRIVATE KEY BLOCK-----".into(), "private-key"),
     ];
     for (text, kind) in &table {
         assert_eq!(kinds(text), vec![*kind], "{text}");
@@ -102,10 +113,27 @@ fn ordinary_text_is_not_flagged() {
         "password_hint: 'the name of the first pet'",
         "tokens: 4096",
         "ASIAN markets and EURASIA are words",
+        "password: Option<String>",
+        "the password field is required",
+        "basic auth is described here",
+        "cargo test --pass-through",
+        "mysql -u root -p app (it asks for the password)",
     ];
     for text in table {
         assert_eq!(kinds(text), Vec::<&str>::new(), "{text}");
     }
+}
+
+#[test]
+fn invisible_characters_inside_a_secret_do_not_hide_it() {
+    for text in ["token ghp_aB3dE5fG7hJ9\u{200b}kL1mN3pQ5rS7tU9vW1xY3zA5", "AKIAIOSF\u{200d}ODNN7EXAMPLE x"] {
+        let (redacted, kinds) = redact(text);
+        assert_eq!(kinds.len(), 1, "{text:?}");
+        assert!(!redacted.contains("ODNN7") && !redacted.contains("kL1mN3"), "{redacted:?}");
+    }
+    let text = "a\u{00ad}b password=hunter2!\u{200b}x end";
+    let (redacted, _) = redact(text);
+    assert_eq!(redacted, "a\u{00ad}b password=[REDACTED:credential] end");
 }
 
 #[test]

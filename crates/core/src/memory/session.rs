@@ -244,7 +244,8 @@ impl SessionMemory {
             text.push_str(&format!("Note: {line}\n"));
         }
         text.push_str("</memory-index>\n");
-        text
+        // A memory file written by hand (or committed) may hold a secret the tool would refuse.
+        secrets::redact(&text).0
     }
 
     /// The entries relevant to `prompt` in user turn `turn`: the block to attach to the user's
@@ -270,6 +271,7 @@ impl SessionMemory {
                 .and_then(|at| stale_by_index.get(&at).cloned())
                 .unwrap_or_default()
         });
+        let block = secrets::redact(&block).0;
         let record = MemoryRecall {
             turn,
             entries: hits

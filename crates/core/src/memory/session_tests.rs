@@ -133,3 +133,23 @@ fn a_read_deny_rule_hides_entries_from_the_index_recall_and_listings() {
     assert!(listing.contains("tone.md") && !listing.contains("pnpm"), "{listing}");
     assert!(listing.contains("1 more not shown"), "{listing}");
 }
+
+#[test]
+fn a_secret_written_into_a_memory_file_by_hand_is_redacted_before_the_model_sees_it() {
+    let (_dir, home, repo) = repo();
+    let shared = repo.join(".lathe/memory");
+    write_entry(
+        &shared,
+        "aws.md",
+        &meta("aws", "aws creds topic777", MemoryType::Project),
+        "AKIAIOSFODNN7EXAMPLE",
+    );
+    let (memory, _) = open(&home, &repo);
+    let (block, _) = memory.recall("tell me about topic777", 1).unwrap();
+    assert!(
+        !block.contains("AKIAIOSFODNN7EXAMPLE") && block.contains("[REDACTED:aws-access-key]"),
+        "{block}"
+    );
+    let shown = crate::memory::view(memory.roots(), "/memories/shared/aws.md", None).unwrap();
+    assert!(shown.contains("AKIAIOSFODNN7EXAMPLE"), "the plain view is the file");
+}
