@@ -98,6 +98,15 @@ fn walk(scope: Scope, dir: &Path, prefix: &str, loaded: &mut Loaded) {
                     if let Some(warning) = &entry.warning {
                         loaded.warnings.push(warning.clone());
                     }
+                    if let Some(at) =
+                        entry.meta.expires.as_deref().filter(|at| super::recall::parse_time(at).is_none())
+                    {
+                        loaded.warnings.push(format!(
+                            "{}: `expires: {at}` is not a date (2025-12-31) or an RFC 3339 time; the entry \
+                             never expires",
+                            item.path().display()
+                        ));
+                    }
                     loaded.entries.push(entry);
                 }
                 Err(warning) => loaded.warnings.push(warning),

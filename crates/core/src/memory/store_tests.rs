@@ -138,3 +138,18 @@ fn loads_a_thousand_entries() {
     assert!(loaded.warnings.is_empty());
     assert_eq!(loaded.entries[999].id(), "project/e0999");
 }
+
+#[test]
+fn an_expiry_that_is_not_a_date_is_warned_about() {
+    let fx = Fixture::new();
+    let mut entry = meta("sprint", "sprint goal", MemoryType::Project);
+    entry.expires = Some("not-a-date".to_string());
+    write_entry(&fx.roots.user, "sprint.md", &entry, "Ship it.");
+    let loaded = load(&fx.roots);
+    assert_eq!(loaded.entries.len(), 1);
+    assert!(
+        loaded.warnings.iter().any(|warning| warning.contains("`expires: not-a-date` is not a date")),
+        "{:?}",
+        loaded.warnings
+    );
+}
