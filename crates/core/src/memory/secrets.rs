@@ -110,7 +110,25 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     .collect()
 });
 
+/// A word one of [`RULES`] needs (each rule's pattern holds one of these, matched without case):
+/// text holding none is only checked for high-entropy tokens. One search for many literals is
+/// far cheaper than every rule, and most memory text holds none.
+static ANCHORS: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)akia|asia|abia|acca|qutjq|gh[pousr]_|github_pat_|gl(?:pat|ptt|dt|rt|cbt|oas|soat)-|sk-|sk_|rk_|xox|eyj|bearer|basic|://|pass|pwd|secret|key|token|credential|curl|mysql|mariadb|sshpass|-----begin",
+    )
+    .ok()
+});
+
 static TOKENS: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"[A-Za-z0-9+/=_-]{32,}").ok());
+
+/// Compiles the rules now (a few ms, once per process), so the first check on a hot path does
+/// not pay for it; memory calls it on the thread that loads the entries.
+pub fn warm() {
+    LazyLock::force(&RULES);
+    LazyLock::force(&ANCHORS);
+    LazyLock::force(&TOKENS);
+}
 
 /// Every secret-looking span in `text`, sorted by position, none overlapping.
 ///
@@ -139,7 +157,8 @@ pub fn find_secrets(text: &str) -> Vec<SecretHit> {
 
 fn find_visible(text: &str) -> Vec<SecretHit> {
     let mut hits = Vec::new();
-    for rule in RULES.iter() {
+    let anchored = ANCHORS.as_ref().is_none_or(|anchors| anchors.is_match(text));
+    for rule in RULES.iter().filter(|_| anchored) {
         for captures in rule.regex.captures_iter(text) {
             let Some(found) = captures.get(rule.group) else { continue };
             if (rule.accept)(found.as_str()) {
@@ -213,6 +232,17 @@ pub fn redaction_marks(text: &str) -> Vec<&'static str> {
         }
     }
     kinds
+}
+
+/// [`redact`] line by line: for long text shown to the model (an index, recalled entries), where
+/// a secret never spans lines (a private key's lines are each redacted), and the rules run only
+/// on the lines that hold one of their words.
+pub fn redact_lines(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        out.push_str(&redact(line).0);
+    }
+    out
 }
 
 /// Redacts every string inside `value` (object keys are kept); returns the kinds found, each once.

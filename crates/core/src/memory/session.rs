@@ -100,6 +100,10 @@ impl SessionMemory {
         }
         let roots = Roots::for_workspace(lathe_home, workspace);
         let loaded = store::load(&roots);
+        if !loaded.entries.is_empty() {
+            // The index and recall are redacted; the rules compile here, beside the start-up.
+            secrets::warm();
+        }
         let mut warnings: Vec<String> =
             loaded.warnings.iter().map(|warning| format!("memory: {warning}")).collect();
         if mode == MemoryMode::On
@@ -245,7 +249,7 @@ impl SessionMemory {
         }
         text.push_str("</memory-index>\n");
         // A memory file written by hand (or committed) may hold a secret the tool would refuse.
-        secrets::redact(&text).0
+        secrets::redact_lines(&text)
     }
 
     /// The entries relevant to `prompt` in user turn `turn`: the block to attach to the user's
@@ -271,7 +275,7 @@ impl SessionMemory {
                 .and_then(|at| stale_by_index.get(&at).cloned())
                 .unwrap_or_default()
         });
-        let block = secrets::redact(&block).0;
+        let block = secrets::redact_lines(&block);
         let record = MemoryRecall {
             turn,
             entries: hits

@@ -221,7 +221,7 @@ impl Tool for MemoryTool {
 fn view(memory: &SessionMemory, path: Option<&str>, range: Option<&[i64]>) -> Result<ToolOutput, ToolError> {
     let path = path.unwrap_or("/memories");
     super::view_visible(memory.roots(), path, range, &|rule_path| memory.readable(rule_path))
-        .map(|text| ToolOutput::text(super::secrets::redact(&text).0))
+        .map(|text| ToolOutput::text(super::secrets::redact_lines(&text)))
         .map_err(|error| ToolError::Failed(memory.virtualize(&error.to_string())))
 }
 
