@@ -2,8 +2,9 @@
 //! `MEMORY.md` index files.
 //!
 //! Nothing is dropped silently: a file with missing or broken frontmatter is loaded with a
-//! fallback frontmatter and a warning; a file over [`MAX_ENTRY_BYTES`], a symbolic link or an
-//! unreadable folder is skipped with a warning naming it. Symbolic links are never followed, and
+//! fallback frontmatter and a warning; a file over [`MAX_ENTRY_BYTES`], a symbolic link, a name
+//! holding control or invisible characters or an unreadable folder is skipped with a warning
+//! naming it. Symbolic links are never followed, and
 //! hidden files and folders (`.name`) are not memories. Entries come in scope order, then by file.
 
 use std::fs;
@@ -81,6 +82,15 @@ fn walk(scope: Scope, dir: &Path, prefix: &str, loaded: &mut Loaded) {
             continue;
         };
         if name.starts_with('.') {
+            continue;
+        }
+        if name.chars().any(|c| c.is_control() || super::sanitize::is_invisible(c)) {
+            // Memory paths never hold such characters, so the entry could be neither viewed nor
+            // removed through Lathe; and its name could drive the terminal.
+            loaded.warnings.push(format!(
+                "{}: the name holds control or invisible characters; skipped (rename the file)",
+                super::clean_line(&item.path().display().to_string())
+            ));
             continue;
         }
         let Ok(kind) = item.file_type() else { continue };

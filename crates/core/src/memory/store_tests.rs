@@ -153,3 +153,20 @@ fn an_expiry_that_is_not_a_date_is_warned_about() {
         loaded.warnings
     );
 }
+
+#[test]
+fn a_name_with_control_characters_is_skipped_with_a_clean_warning() {
+    let fx = Fixture::new();
+    write_entry(&fx.roots.user, "e\u{1b}]0;x\u{7}.md", &meta("e", "escape", MemoryType::User), "body");
+    write_entry(&fx.roots.user, "zw\u{200b}.md", &meta("zw", "zero width", MemoryType::User), "body");
+    write_entry(&fx.roots.user, "ok.md", &meta("ok", "fine", MemoryType::User), "body");
+    let loaded = load(&fx.roots);
+    assert_eq!(loaded.entries.iter().map(|entry| entry.file.as_str()).collect::<Vec<_>>(), ["ok.md"]);
+    assert_eq!(loaded.warnings.len(), 2, "{:?}", loaded.warnings);
+    assert!(
+        loaded
+            .warnings
+            .iter()
+            .all(|warning| warning.contains("rename the file") && !warning.contains('\u{1b}'))
+    );
+}
