@@ -204,21 +204,6 @@ pub fn redact(text: &str) -> (String, Vec<&'static str>) {
     (out, kinds)
 }
 
-/// Every kind a secret can be reported as (see [`SecretHit::kind`]).
-pub const KINDS: [&str; 11] = [
-    "aws-access-key",
-    "github-token",
-    "gitlab-token",
-    "api-key",
-    "slack-token",
-    "private-key",
-    "jwt",
-    "bearer-token",
-    "basic-auth",
-    "credential",
-    "high-entropy-token",
-];
-
 /// The kinds named by the `[REDACTED:<kind>]` marks in `text` (left by [`redact`] when a call's
 /// arguments were recorded), each once; a mark naming no known kind counts as `credential`.
 pub fn redaction_marks(text: &str) -> Vec<&'static str> {
@@ -226,7 +211,12 @@ pub fn redaction_marks(text: &str) -> Vec<&'static str> {
     for (at, _) in text.match_indices("[REDACTED:") {
         let rest = &text[at + "[REDACTED:".len()..];
         let named = rest.split(']').next().unwrap_or("");
-        let kind = KINDS.iter().copied().find(|kind| *kind == named).unwrap_or("credential");
+        let kind = RULES
+            .iter()
+            .map(|rule| rule.kind)
+            .chain(["high-entropy-token"])
+            .find(|kind| *kind == named)
+            .unwrap_or("credential");
         if !kinds.contains(&kind) {
             kinds.push(kind);
         }
@@ -291,8 +281,7 @@ fn not_a_word(text: &str) -> bool {
 /// `$TOKEN`, `***`, `xxxx`), a reference (`env.TOKEN`, a path), a type (`String`, `&str`), a
 /// number or a short word.
 fn non_trivial_value(raw: &str) -> bool {
-    let quoted = raw.len() >= 2 && raw.starts_with(['"', '\'', '`']);
-    let value = if quoted { &raw[1..raw.len() - 1] } else { raw };
+    let (quoted, value) = unquote(raw);
     let value = value.trim();
     if value.chars().count() < 4 || value.contains("REDACTED") || value.chars().any(char::is_whitespace) {
         return false;
@@ -305,10 +294,6 @@ fn non_trivial_value(raw: &str) -> bool {
         return false;
     }
     let lower = value.to_ascii_lowercase();
-    const PLACEHOLDERS: [&str; 14] = [
-        "redacted", "none", "null", "true", "false", "required", "optional", "string", "secret", "password",
-        "hidden", "empty", "changeme", "example",
-    ];
     if PLACEHOLDERS.contains(&lower.as_str()) || lower.starts_with("xxx") || lower.starts_with("your") {
         return false;
     }
@@ -326,49 +311,72 @@ fn non_trivial_value(raw: &str) -> bool {
     true
 }
 
-/// A URL's password that is a value, not a placeholder (`$PGPASSWORD`, `<password>`, `{pw}`,
-/// `***`, `xxx`).
+/// Words that stand for a value without being one (`password: required`).
+const PLACEHOLDERS: [&str; 15] = [
+    "redacted",
+    "none",
+    "null",
+    "true",
+    "false",
+    "required",
+    "optional",
+    "string",
+    "secret",
+    "password",
+    "hidden",
+    "empty",
+    "changeme",
+    "example",
+    "placeholder",
+];
+
+/// Whether `raw` is quoted (`"…"`, `'…'`, `` `…` ``), and the text inside the quotes (all of
+/// `raw` when it is not).
+fn unquote(raw: &str) -> (bool, &str) {
+    let quoted = raw.len() >= 2 && raw.starts_with(['"', '\'', '`']);
+    (quoted, if quoted { &raw[1..raw.len() - 1] } else { raw })
+}
+
+/// A variable or placeholder where a value would be (`$PASS`, `<password>`, `{pw}`, `***`,
+/// `xxx`, a redaction mark).
+fn stands_for_a_value(value: &str) -> bool {
+    value.starts_with(['$', '<', '{', '%', '*', '['])
+        || value.to_ascii_lowercase().starts_with("xxx")
+        || value.contains("REDACTED")
+}
+
+/// A URL's password that is a value, not a placeholder.
 fn url_password(value: &str) -> bool {
-    let lower = value.to_ascii_lowercase();
-    !value.is_empty()
-        && !matches!(value.as_bytes()[0], b'$' | b'<' | b'{' | b'%' | b'*' | b'[')
-        && !lower.starts_with("xxx")
-        && !value.contains("REDACTED")
+    !value.is_empty() && !stands_for_a_value(value)
 }
 
 /// A value named in prose ("the password is …"): quoted, or holding a digit or a symbol, as a
 /// real password does; a plain word ("the password is in the vault") is prose.
 fn prose_value(raw: &str) -> bool {
-    let quoted = raw.len() >= 2 && raw.starts_with(['"', '\'', '`']);
-    let value = if quoted { &raw[1..raw.len() - 1] } else { raw.trim_end_matches(['.', '!', '?', ':']) };
+    let (quoted, value) = unquote(raw);
+    let value = if quoted { value } else { value.trim_end_matches(['.', '!', '?', ':']) };
     let varied = value.bytes().any(|b| !b.is_ascii_alphabetic());
     (quoted || varied) && non_trivial_value(&format!("\"{value}\""))
 }
 
 /// A quoted passphrase (spaces allowed), unless a placeholder.
 fn quoted_passphrase(raw: &str) -> bool {
-    let value = raw[1..raw.len() - 1].trim();
+    let value = unquote(raw).1.trim();
     let squeezed: String = value.split_whitespace().collect();
     value.contains(' ') && non_trivial_value(&format!("\"{squeezed}\""))
 }
 
 /// A password of letters only, long enough not to be a type or a word of prose.
 fn letters_password(value: &str) -> bool {
-    let lower = value.to_ascii_lowercase();
-    !["required", "optional", "redacted", "password", "changeme", "example", "placeholder"]
-        .contains(&lower.as_str())
+    !PLACEHOLDERS.contains(&value.to_ascii_lowercase().as_str())
         && value.bytes().any(|b| b.is_ascii_uppercase())
         && value.bytes().any(|b| b.is_ascii_lowercase())
 }
 
 /// The value of a password flag, unless a variable or placeholder (`$PASS`, `<password>`).
 fn flag_value(raw: &str) -> bool {
-    let quoted = raw.len() >= 2 && raw.starts_with(['"', '\'']);
-    let value = if quoted { &raw[1..raw.len() - 1] } else { raw };
-    value.len() >= 4
-        && !value.starts_with(['$', '<', '{', '%', '*'])
-        && !value.to_ascii_lowercase().starts_with("xxx")
-        && !value.contains("REDACTED")
+    let value = unquote(raw).1;
+    value.len() >= 4 && !stands_for_a_value(value)
 }
 
 fn is_ident(b: u8) -> bool {
