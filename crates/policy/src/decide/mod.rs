@@ -274,6 +274,15 @@ impl Policy {
         }
     }
 
+    /// Whether some deny rule may forbid a memory call ([`RuleSet::denies_memory`]): memory checks
+    /// its entries one by one only then.
+    pub fn denies_memory(&self) -> bool {
+        match self.rules.read() {
+            Ok(rules) => rules.denies_memory(),
+            Err(poisoned) => poisoned.into_inner().denies_memory(),
+        }
+    }
+
     /// Decides one call of `tool` that touches `access`.
     pub fn decide(&self, tool: &str, access: &Access) -> Decision {
         let rules = match self.rules.read() {

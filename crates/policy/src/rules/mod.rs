@@ -410,6 +410,22 @@ impl RuleSet {
         })
     }
 
+    /// Whether some deny rule may forbid a memory call: a `Memory(…)` rule, or a bare rule that
+    /// names the `memory` tool. Without one, no entry needs checking path by path.
+    pub fn denies_memory(&self) -> bool {
+        self.rules.iter().any(|rule| {
+            rule.kind == RuleKind::Deny
+                && match &rule.specifier {
+                    Specifier::Memory(_) => true,
+                    Specifier::All => rule.tool.is("memory"),
+                    Specifier::Command(_)
+                    | Specifier::Paths(_)
+                    | Specifier::Domain(_)
+                    | Specifier::Mcp { .. } => false,
+                }
+        })
+    }
+
     /// The first rule of `kind` for which `test` holds.
     pub fn find(&self, kind: RuleKind, test: impl Fn(&Rule) -> bool) -> Option<&Rule> {
         self.rules.iter().filter(|rule| rule.kind == kind).find(|rule| test(rule))

@@ -110,3 +110,23 @@ fn malformed_rules_are_errors() {
         assert!(Rule::parse(text, RuleKind::Deny, "test", anchors).is_err(), "{text:?}");
     }
 }
+
+#[test]
+fn only_memory_deny_rules_make_memory_check_entries() {
+    let set = |texts: &[&str]| {
+        let mut set = RuleSet::default();
+        for text in texts {
+            let mut found = rule(text);
+            found.kind = RuleKind::Deny;
+            set.rules.push(found);
+        }
+        set
+    };
+    assert!(!set(&[]).denies_memory());
+    assert!(!set(&["Read(**)", "Bash(rm *)", "WebFetch(domain:x.com)", "mcp__memory"]).denies_memory());
+    assert!(set(&["Memory(user/**)"]).denies_memory());
+    assert!(set(&["Memory"]).denies_memory());
+    let mut allow = set(&[]);
+    allow.rules.push(rule("Memory(user/**)"));
+    assert!(!allow.denies_memory(), "an allow rule denies nothing");
+}
