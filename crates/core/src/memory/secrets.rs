@@ -8,7 +8,7 @@
 //! both present, not hex: git SHAs, digests and UUIDs are never flagged; a token holding `/` must
 //! mix upper and lower case, so paths are not flagged either). Hits that overlap an earlier, more specific hit are dropped.
 
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use regex::Regex;
 
@@ -29,105 +29,161 @@ const ENTROPY_MIN_CHARS: usize = 32;
 /// Least Shannon entropy, in bits per character, of a token flagged by the entropy check.
 const ENTROPY_MIN_BITS: f64 = 4.0;
 
-struct Rule {
+/// One rule: its kind, the words its pattern needs (lowercase; text holding none of them cannot
+/// match, and the rule is neither compiled nor run on it), the pattern, the capture group holding
+/// the secret (0: the whole match) and an extra check on the secret's text.
+struct Spec {
     kind: &'static str,
-    regex: Regex,
-    /// The capture group holding the secret (0: the whole match).
+    words: &'static [&'static str],
+    pattern: &'static str,
     group: usize,
-    /// Extra check on the secret's text.
     accept: fn(&str) -> bool,
 }
 
-fn rule(kind: &'static str, pattern: &str, group: usize, accept: fn(&str) -> bool) -> Option<Rule> {
-    Regex::new(pattern).ok().map(|regex| Rule { kind, regex, group, accept })
+const fn rule(
+    kind: &'static str,
+    words: &'static [&'static str],
+    pattern: &'static str,
+    group: usize,
+    accept: fn(&str) -> bool,
+) -> Spec {
+    Spec { kind, words, pattern, group, accept }
 }
 
 fn always(_: &str) -> bool {
     true
 }
 
-static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
-    // A token format may follow `_` (`AWS_KEY_AKIA…`, `TOKEN_ghp_…`), which `\b` does not see as
-    // a boundary; group 1 is the token itself.
-    [
-        rule("private-key", r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)", 0, always),
-        // An AWS key id in base64 (`AKIA` encodes as `QUtJQ`).
-        rule("aws-access-key", r"(QUtJQ[A-Za-z0-9+/]{20,}={0,2})", 1, always),
-        rule("basic-auth", r"(?i)\bbasic\s+([A-Za-z0-9+/]{8,}={0,2})", 1, letters_and_digits),
-        rule("aws-access-key", r"((?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})", 1, always),
-        rule("github-token", r"(?:\b|_)((?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,})", 1, always),
-        rule("github-token", r"(?:\b|_)(github_pat_[A-Za-z0-9_]{22,})", 1, always),
-        rule("gitlab-token", r"(?:\b|_)(gl(?:pat|ptt|dt|rt|cbt|oas|soat)-[A-Za-z0-9_-]{20,})", 1, always),
-        rule("api-key", r"(?:\b|_)(sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,})", 1, letters_and_digits),
-        rule("api-key", r"(?:\b|_)((?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,})", 1, always),
-        rule("slack-token", r"(?:\b|_)(xox[baprs]-[A-Za-z0-9-]{10,})", 1, always),
-        rule("jwt", r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}", 0, always),
-        rule("bearer-token", r"(?i)\bbearer\s+([A-Za-z0-9._~+/=-]{20,})", 1, not_a_word),
-        // `postgres://user:pass@host`: the password of a URL.
-        rule("credential", r"(?i)\b[a-z][a-z0-9+.-]*://[^\s:/@'\x22`]*:([^\s@/'\x22`]+)@", 1, url_password),
-        // `password=…`, `DB_PASSWORD_PROD: …`, `PGPASSWORD=…`, `db_pass: …`, `api_key: …`.
-        rule(
-            "credential",
-            r#"(?i)(?:(?:password|passwd|passphrase|pwd)(?:[_-][a-z0-9]+)?|(?:\b|_)(?:pass|secret|client[_-]?secret|secret[_-]?key|private[_-]?key|api[_-]?key|apikey|access[_-]?key|auth[_-]?token|token|credentials?))["']?\s*[:=]\s*("[^"\n]*"|'[^'\n]*'|`[^`\n]*`|[^\s"'`,;()\[\]{}<>]+)"#,
-            1,
-            non_trivial_value,
-        ),
-        // A quoted passphrase: `password: "correct horse battery staple"`.
-        rule(
-            "credential",
-            r#"(?i)(?:password|passwd|passphrase|pwd)["']?\s*[:=]\s*("[^"\n]{4,}"|'[^'\n]{4,}')"#,
-            1,
-            quoted_passphrase,
-        ),
-        // A password-family key with a value of letters: `password=CorrectHorseBatteryStaple`.
-        rule(
-            "credential",
-            r#"(?i)(?:password|passwd|passphrase|pwd)["']?\s*[:=]\s*([A-Za-z]{8,})\b"#,
-            1,
-            letters_password,
-        ),
-        // On a command line: `--password S3cr3t`, `curl -u admin:S3cr3t`, `mysql -pS3cr3t`,
-        // `sshpass -p 'S3cr3t'`.
-        rule(
-            "credential",
-            r#"(?:--password|--passwd|--pass)(?:=|\s+)("[^"\n]+"|'[^'\n]+'|[^\s"'`]+)"#,
-            1,
-            flag_value,
-        ),
-        rule("credential", r#"\bcurl\b[^\n]*?\s(?:-u|--user)\s+[^\s:]+:([^\s"'`]+)"#, 1, flag_value),
-        rule("credential", r#"\b(?:mysql|mysqldump|mariadb)\b[^\n]*?\s-p([^\s"'`]+)"#, 1, flag_value),
-        rule("credential", r#"\bsshpass\s+-p\s*("[^"\n]+"|'[^'\n]+'|[^\s"'`]+)"#, 1, flag_value),
-        // Prose: "the db password is hunter2", "the API key is `k3y-value`".
-        rule(
-            "credential",
-            r#"(?i)\b(?:password|passwd|passphrase|pwd|secret|token|api[ _-]?key|access[ _-]?key)(?:\s+[A-Za-z0-9_-]+){0,3}?\s+(?:is|was)\s+(?:set\s+to\s+|now\s+)?("[^"\n]*"|'[^'\n]*'|`[^`\n]*`|[^\s"'`,;()\[\]{}<>]+)"#,
-            1,
-            prose_value,
-        ),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
-});
+// A token format may follow `_` (`AWS_KEY_AKIA…`, `TOKEN_ghp_…`), which `\b` does not see as a
+// boundary; group 1 is the token itself.
+const SPECS: &[Spec] = &[
+    rule(
+        "private-key",
+        &["-----begin"],
+        r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)",
+        0,
+        always,
+    ),
+    // An AWS key id in base64 (`AKIA` encodes as `QUtJQ`).
+    rule("aws-access-key", &["qutjq"], r"(QUtJQ[A-Za-z0-9+/]{20,}={0,2})", 1, always),
+    rule("basic-auth", &["basic"], r"(?i)\bbasic\s+([A-Za-z0-9+/]{8,}={0,2})", 1, letters_and_digits),
+    rule(
+        "aws-access-key",
+        &["akia", "asia", "abia", "acca"],
+        r"((?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})",
+        1,
+        always,
+    ),
+    rule(
+        "github-token",
+        &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
+        r"(?:\b|_)((?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,})",
+        1,
+        always,
+    ),
+    rule("github-token", &["github_pat_"], r"(?:\b|_)(github_pat_[A-Za-z0-9_]{22,})", 1, always),
+    rule(
+        "gitlab-token",
+        &["glpat-", "glptt-", "gldt-", "glrt-", "glcbt-", "gloas-", "glsoat-"],
+        r"(?:\b|_)(gl(?:pat|ptt|dt|rt|cbt|oas|soat)-[A-Za-z0-9_-]{20,})",
+        1,
+        always,
+    ),
+    rule("api-key", &["sk-"], r"(?:\b|_)(sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,})", 1, letters_and_digits),
+    rule(
+        "api-key",
+        &["sk_live_", "sk_test_", "rk_live_", "rk_test_"],
+        r"(?:\b|_)((?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,})",
+        1,
+        always,
+    ),
+    rule("slack-token", &["xox"], r"(?:\b|_)(xox[baprs]-[A-Za-z0-9-]{10,})", 1, always),
+    rule("jwt", &["eyj"], r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}", 0, always),
+    rule("bearer-token", &["bearer"], r"(?i)\bbearer\s+([A-Za-z0-9._~+/=-]{20,})", 1, not_a_word),
+    // `postgres://user:pass@host`: the password of a URL.
+    rule(
+        "credential",
+        &["://"],
+        r"(?i)\b[a-z][a-z0-9+.-]*://[^\s:/@'\x22`]*:([^\s@/'\x22`]+)@",
+        1,
+        url_password,
+    ),
+    // `password=…`, `DB_PASSWORD_PROD: …`, `PGPASSWORD=…`, `db_pass: …`, `api_key: …`.
+    rule(
+        "credential",
+        &["pass", "pwd", "secret", "key", "token", "credential"],
+        r#"(?i)(?:(?:password|passwd|passphrase|pwd)(?:[_-][a-z0-9]+)?|(?:\b|_)(?:pass|secret|client[_-]?secret|secret[_-]?key|private[_-]?key|api[_-]?key|apikey|access[_-]?key|auth[_-]?token|token|credentials?))["']?\s*[:=]\s*("[^"\n]*"|'[^'\n]*'|`[^`\n]*`|[^\s"'`,;()\[\]{}<>]+)"#,
+        1,
+        non_trivial_value,
+    ),
+    // A quoted passphrase: `password: "correct horse battery staple"`.
+    rule(
+        "credential",
+        &["pass", "pwd"],
+        r#"(?i)(?:password|passwd|passphrase|pwd)["']?\s*[:=]\s*("[^"\n]{4,}"|'[^'\n]{4,}')"#,
+        1,
+        quoted_passphrase,
+    ),
+    // A password-family key with a value of letters: `password=CorrectHorseBatteryStaple`.
+    rule(
+        "credential",
+        &["pass", "pwd"],
+        r#"(?i)(?:password|passwd|passphrase|pwd)["']?\s*[:=]\s*([A-Za-z]{8,})\b"#,
+        1,
+        letters_password,
+    ),
+    // On a command line: `--password S3cr3t`, `curl -u admin:S3cr3t`, `mysql -pS3cr3t`,
+    // `sshpass -p 'S3cr3t'`.
+    rule(
+        "credential",
+        &["--pass"],
+        r#"(?:--password|--passwd|--pass)(?:=|\s+)("[^"\n]+"|'[^'\n]+'|[^\s"'`]+)"#,
+        1,
+        flag_value,
+    ),
+    rule("credential", &["curl"], r#"\bcurl\b[^\n]*?\s(?:-u|--user)\s+[^\s:]+:([^\s"'`]+)"#, 1, flag_value),
+    rule(
+        "credential",
+        &["mysql", "mariadb"],
+        r#"\b(?:mysql|mysqldump|mariadb)\b[^\n]*?\s-p([^\s"'`]+)"#,
+        1,
+        flag_value,
+    ),
+    rule("credential", &["sshpass"], r#"\bsshpass\s+-p\s*("[^"\n]+"|'[^'\n]+'|[^\s"'`]+)"#, 1, flag_value),
+    // Prose: "the db password is hunter2", "the API key is `k3y-value`".
+    rule(
+        "credential",
+        &["pass", "pwd", "secret", "token", "key"],
+        r#"(?i)\b(?:password|passwd|passphrase|pwd|secret|token|api[ _-]?key|access[ _-]?key)(?:\s+[A-Za-z0-9_-]+){0,3}?\s+(?:is|was)\s+(?:set\s+to\s+|now\s+)?("[^"\n]*"|'[^'\n]*'|`[^`\n]*`|[^\s"'`,;()\[\]{}<>]+)"#,
+        1,
+        prose_value,
+    ),
+];
 
-/// A word one of [`RULES`] needs (each rule's pattern holds one of these, matched without case):
-/// text holding none is only checked for high-entropy tokens. One search for many literals is
-/// far cheaper than every rule, and most memory text holds none.
-static ANCHORS: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(
-        r"(?i)akia|asia|abia|acca|qutjq|gh[pousr]_|github_pat_|gl(?:pat|ptt|dt|rt|cbt|oas|soat)-|sk-|sk_|rk_|xox|eyj|bearer|basic|://|pass|pwd|secret|key|token|credential|curl|mysql|mariadb|sshpass|-----begin",
-    )
-    .ok()
-});
+/// Each rule's regex, compiled the first time text holds one of its words.
+static COMPILED: LazyLock<Vec<OnceLock<Option<Regex>>>> =
+    LazyLock::new(|| SPECS.iter().map(|_| OnceLock::new()).collect());
 
-static TOKENS: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"[A-Za-z0-9+/=_-]{32,}").ok());
+fn regex(at: usize) -> Option<&'static Regex> {
+    COMPILED.get(at)?.get_or_init(|| Regex::new(SPECS[at].pattern).ok()).as_ref()
+}
 
-/// Compiles the rules now (a few ms, once per process), so the first check on a hot path does
-/// not pay for it; memory calls it on the thread that loads the entries.
-pub fn warm() {
-    LazyLock::force(&RULES);
-    LazyLock::force(&ANCHORS);
-    LazyLock::force(&TOKENS);
+const TOKEN_PATTERN: &str = r"[A-Za-z0-9+/=_-]{32,}";
+
+static TOKENS: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(TOKEN_PATTERN).ok());
+
+/// What the rules are, as a SHA-256 hex digest of Lathe's version, every pattern, kind and group
+/// and the entropy limits: a record of lines found clean ([`super::clean_lines`]) is valid only for
+/// the rules that checked them.
+pub fn fingerprint() -> String {
+    use sha2::{Digest, Sha256};
+    let mut hash = Sha256::new();
+    hash.update(env!("CARGO_PKG_VERSION"));
+    for spec in SPECS {
+        hash.update(format!("\0{}\0{}\0{}\0{}", spec.kind, spec.words.join(" "), spec.pattern, spec.group));
+    }
+    hash.update(format!("\0{TOKEN_PATTERN}\0{ENTROPY_MIN_CHARS}\0{ENTROPY_MIN_BITS}"));
+    hex::encode(hash.finalize())
 }
 
 /// Every secret-looking span in `text`, sorted by position, none overlapping.
@@ -155,14 +211,33 @@ pub fn find_secrets(text: &str) -> Vec<SecretHit> {
         .collect()
 }
 
+/// `text` lowercased as the rules' `(?i)` sees it (simple case folding: the Kelvin sign is `k`,
+/// the long s is `s`), for the word checks.
+fn fold(text: &str) -> String {
+    if text.is_ascii() {
+        return text.to_ascii_lowercase();
+    }
+    text.chars()
+        .flat_map(char::to_lowercase)
+        .map(|c| match c {
+            '\u{17f}' => 's',
+            other => other,
+        })
+        .collect()
+}
+
 fn find_visible(text: &str) -> Vec<SecretHit> {
     let mut hits = Vec::new();
-    let anchored = ANCHORS.as_ref().is_none_or(|anchors| anchors.is_match(text));
-    for rule in RULES.iter().filter(|_| anchored) {
-        for captures in rule.regex.captures_iter(text) {
-            let Some(found) = captures.get(rule.group) else { continue };
-            if (rule.accept)(found.as_str()) {
-                push(&mut hits, SecretHit { kind: rule.kind, start: found.start(), end: found.end() });
+    let words = fold(text);
+    for (at, spec) in SPECS.iter().enumerate() {
+        if !spec.words.iter().any(|word| words.contains(word)) {
+            continue;
+        }
+        let Some(regex) = regex(at) else { continue };
+        for captures in regex.captures_iter(text) {
+            let Some(found) = captures.get(spec.group) else { continue };
+            if (spec.accept)(found.as_str()) {
+                push(&mut hits, SecretHit { kind: spec.kind, start: found.start(), end: found.end() });
             }
         }
     }
@@ -211,9 +286,9 @@ pub fn redaction_marks(text: &str) -> Vec<&'static str> {
     for (at, _) in text.match_indices("[REDACTED:") {
         let rest = &text[at + "[REDACTED:".len()..];
         let named = rest.split(']').next().unwrap_or("");
-        let kind = RULES
+        let kind = SPECS
             .iter()
-            .map(|rule| rule.kind)
+            .map(|spec| spec.kind)
             .chain(["high-entropy-token"])
             .find(|kind| *kind == named)
             .unwrap_or("credential");

@@ -177,3 +177,23 @@ fn hits_do_not_overlap_and_come_in_order() {
     assert!(hits[0].end <= hits[1].start);
     assert_eq!(&text[hits[0].start..hits[0].end], "ghp_aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6");
 }
+
+#[test]
+fn a_rule_runs_on_the_case_forms_its_pattern_matches() {
+    // `(?i)` folds the Kelvin sign to `k` and the long s to `s`: so does the word check that
+    // decides whether a rule runs.
+    assert_eq!(kinds("API_\u{212a}EY=Zq8rT2kL9pXw4vB7"), ["credential"]);
+    assert_eq!(kinds("pa\u{17f}\u{17f}word=Zq8rT2kL9pXw4vB7"), ["credential"]);
+    assert_eq!(kinds("DB_PASSWORD: Zq8rT2kL9pXw4vB7"), ["credential"]);
+}
+
+#[test]
+fn every_rule_compiles_and_names_its_words_in_lowercase() {
+    for (at, spec) in SPECS.iter().enumerate() {
+        assert!(regex(at).is_some(), "{} does not compile", spec.pattern);
+        assert!(!spec.words.is_empty());
+        for word in spec.words {
+            assert_eq!(*word, word.to_lowercase(), "{word}");
+        }
+    }
+}
