@@ -10,20 +10,36 @@ use super::{Entry, MAX_INDEX_BYTES, MAX_INDEX_LINES, MemoryError, Scope, clean_l
 /// The index of `scope`: a header line, then `- [type] name — description (file.md)` per entry,
 /// sorted by file.
 pub fn render_index(scope: Scope, entries: &[&Entry]) -> String {
+    let mut out = header(scope);
+    for entry in sorted(entries) {
+        out.push_str(&line(entry));
+    }
+    out
+}
+
+/// The first line of a scope's index.
+pub fn header(scope: Scope) -> String {
+    format!("# Memory index ({scope}) — maintained by Lathe; edit entries, not this file\n")
+}
+
+/// `entries` in the order of the index (by file).
+pub fn sorted<'a>(entries: &[&'a Entry]) -> Vec<&'a Entry> {
     let mut sorted: Vec<&Entry> = entries.to_vec();
     sorted.sort_by(|a, b| a.file.cmp(&b.file));
-    let mut out = format!("# Memory index ({scope}) — maintained by Lathe; edit entries, not this file\n");
-    for entry in sorted {
-        out.push_str("- [");
-        out.push_str(entry.meta.kind.as_str());
-        out.push_str("] ");
-        out.push_str(&one_line(&entry.meta.name));
-        out.push_str(" — ");
-        out.push_str(&one_line(&entry.meta.description));
-        out.push_str(" (");
-        out.push_str(&clean_line(&entry.file));
-        out.push_str(")\n");
-    }
+    sorted
+}
+
+/// The index line of one entry, `- [type] name — description (file.md)\n`.
+pub fn line(entry: &Entry) -> String {
+    let mut out = String::from("- [");
+    out.push_str(entry.meta.kind.as_str());
+    out.push_str("] ");
+    out.push_str(&one_line(&entry.meta.name));
+    out.push_str(" — ");
+    out.push_str(&one_line(&entry.meta.description));
+    out.push_str(" (");
+    out.push_str(&clean_line(&entry.file));
+    out.push_str(")\n");
     out
 }
 

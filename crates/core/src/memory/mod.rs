@@ -22,6 +22,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+mod clean_lines;
 pub mod command;
 pub mod entry;
 mod error;

@@ -18,6 +18,7 @@ use lathe_protocol::memory::{MemoryRecall, RecalledEntry};
 use lathe_protocol::{AssistantMessage, Content};
 use serde::{Deserialize, Serialize};
 
+use super::clean_lines::CleanLines;
 use super::command::Source;
 use super::entry::Entry;
 use super::recall::RecallIndex;
@@ -69,19 +70,44 @@ pub struct SessionMemory {
     /// The session's permission rules: entries a `Memory(…)` deny rule keeps from being read are
     /// left out of the index, recall and listings.
     policy: std::sync::OnceLock<Arc<lathe_policy::Policy>>,
+    /// The lines of index and recall text already found free of secrets.
+    clean: Mutex<CleanLines>,
 }
 
 #[derive(Debug)]
 struct State {
-    entries: Vec<Entry>,
+    entries: Arc<Vec<Entry>>,
+    /// The recall index; empty while `building` runs.
     index: RecallIndex,
+    /// With many entries the recall index is built on its own thread while the session starts
+    /// (the index text given to the model does not need it); the first recall waits for it.
+    building: Option<std::thread::JoinHandle<RecallIndex>>,
     /// Evidence files changed since each project entry was written, by entry id (computed once).
     stale: HashMap<String, Vec<String>>,
 }
 
+/// Fewest entries whose recall index is built on its own thread.
+const BUILD_APART: usize = 200;
+
 impl State {
     fn new(entries: Vec<Entry>) -> State {
-        State { index: RecallIndex::build(&entries), entries, stale: HashMap::new() }
+        let entries = Arc::new(entries);
+        let (index, building) = if entries.len() < BUILD_APART {
+            (RecallIndex::build(&entries), None)
+        } else {
+            let shared = entries.clone();
+            (RecallIndex::default(), Some(std::thread::spawn(move || RecallIndex::build(&shared))))
+        };
+        State { entries, index, building, stale: HashMap::new() }
+    }
+
+    /// The recall index, waiting for its thread if it is still being built (a builder that
+    /// panicked leaves the index empty: recall finds nothing, memory stays usable).
+    fn index(&mut self) -> &RecallIndex {
+        if let Some(handle) = self.building.take() {
+            self.index = handle.join().unwrap_or_default();
+        }
+        &self.index
     }
 }
 
@@ -100,10 +126,9 @@ impl SessionMemory {
         }
         let roots = Roots::for_workspace(lathe_home, workspace);
         let loaded = store::load(&roots);
-        if !loaded.entries.is_empty() {
-            // The index and recall are redacted; the rules compile here, beside the start-up.
-            secrets::warm();
-        }
+        // The index and recall are redacted: lines known to be clean are not scanned again, and a
+        // secret rule compiles only for text holding one of its words.
+        let clean = CleanLines::load(&lathe_home.join("cache"));
         let mut warnings: Vec<String> =
             loaded.warnings.iter().map(|warning| format!("memory: {warning}")).collect();
         if mode == MemoryMode::On
@@ -119,6 +144,7 @@ impl SessionMemory {
             turn: AtomicU32::new(0),
             state: Mutex::new(State::new(loaded.entries)),
             policy: std::sync::OnceLock::new(),
+            clean: Mutex::new(clean),
         };
         (Some(Arc::new(memory)), warnings)
     }
@@ -161,13 +187,27 @@ impl SessionMemory {
     /// covers it.
     pub fn readable(&self, rule_path: &str) -> bool {
         self.policy.get().is_none_or(|policy| {
+            if !policy.denies_memory() {
+                return true;
+            }
             let access = lathe_tools::Access::Memory { path: rule_path.to_string(), write: false };
             policy.decide(super::MEMORY_TOOL, &access).verdict != lathe_policy::Verdict::Deny
         })
     }
 
     fn shown(&self, entry: &Entry, now: chrono::DateTime<Utc>) -> bool {
-        !recall::is_expired(entry, now) && self.readable(&format!("{}/{}", entry.scope, entry.file))
+        // The entry's rule path is made only when some deny rule could cover it.
+        !recall::is_expired(entry, now)
+            && (self.policy.get().is_none_or(|policy| !policy.denies_memory())
+                || self.readable(&format!("{}/{}", entry.scope, entry.file)))
+    }
+
+    /// [`secrets::redact_lines`] of `text`, through the record of lines known to be clean.
+    fn redact_lines(&self, text: &str) -> String {
+        let Ok(mut clean) = self.clean.lock() else { return secrets::redact_lines(text) };
+        let redacted = clean.redact_lines(text);
+        clean.save();
+        redacted
     }
 
     /// `text` with the scopes' real folders replaced by their virtual paths (`/memories/user`),
@@ -202,7 +242,7 @@ impl SessionMemory {
 
     /// The entries as loaded, in scope and file order.
     pub fn entries(&self) -> Vec<Entry> {
-        self.state.lock().map(|state| state.entries.clone()).unwrap_or_default()
+        self.state.lock().map(|state| state.entries.to_vec()).unwrap_or_default()
     }
 
     /// The index of every scope with entries, as the model gets it before the first user message
@@ -231,7 +271,7 @@ impl SessionMemory {
                 .map(|(entry, _)| entry)
                 .collect();
             if !entries.is_empty() {
-                text.push_str(&capped(scope, &index::render_index(scope, &entries)));
+                text.push_str(&capped(scope, &entries));
             }
         }
         let stale: Vec<String> = (0..state.entries.len())
@@ -249,7 +289,7 @@ impl SessionMemory {
         }
         text.push_str("</memory-index>\n");
         // A memory file written by hand (or committed) may hold a secret the tool would refuse.
-        secrets::redact_lines(&text)
+        self.redact_lines(&text)
     }
 
     /// The entries relevant to `prompt` in user turn `turn`: the block to attach to the user's
@@ -258,7 +298,8 @@ impl SessionMemory {
     pub fn recall(&self, prompt: &str, turn: u32) -> Option<(String, MemoryRecall)> {
         let mut state = self.state.lock().ok()?;
         let now = Utc::now();
-        let mut hits = state.index.rank(&state.entries, prompt, now);
+        let entries = state.entries.clone();
+        let mut hits = state.index().rank(&entries, prompt, now);
         hits.retain(|hit| self.shown(&state.entries[hit.index], now));
         if hits.is_empty() {
             return None;
@@ -275,7 +316,7 @@ impl SessionMemory {
                 .and_then(|at| stale_by_index.get(&at).cloned())
                 .unwrap_or_default()
         });
-        let block = secrets::redact_lines(&block);
+        let block = self.redact_lines(&block);
         let record = MemoryRecall {
             turn,
             entries: hits
@@ -302,30 +343,38 @@ impl SessionMemory {
 }
 
 /// One scope's index text within the caps: whole lines up to [`super::MAX_INDEX_LINES`] lines and
-/// [`super::MAX_INDEX_BYTES`] bytes, then a line counting the entries left out.
-fn capped(scope: Scope, index: &str) -> String {
-    if index.lines().count() <= super::MAX_INDEX_LINES && index.len() <= super::MAX_INDEX_BYTES {
-        let mut out = index.to_string();
-        if !out.ends_with('\n') {
-            out.push('\n');
+/// [`super::MAX_INDEX_BYTES`] bytes, then a line counting the entries left out. Only the lines
+/// kept are rendered.
+fn capped(scope: Scope, entries: &[&Entry]) -> String {
+    let total = entries.len() + 1;
+    if total <= super::MAX_INDEX_LINES {
+        let index = index::render_index(scope, entries);
+        if index.len() <= super::MAX_INDEX_BYTES {
+            return index;
         }
-        return out;
+        return cut(scope, index.split_inclusive('\n').map(str::to_string), total);
     }
-    let mut out = String::with_capacity(index.len().min(super::MAX_INDEX_BYTES));
-    let lines: Vec<&str> = index.lines().collect();
+    let lines =
+        std::iter::once(index::header(scope)).chain(index::sorted(entries).into_iter().map(index::line));
+    cut(scope, lines, total)
+}
+
+/// The first of `lines` (each ending in a newline) within the caps, then the count of the
+/// `total` lines left out.
+fn cut(scope: Scope, lines: impl Iterator<Item = String>, total: usize) -> String {
+    let mut out = String::with_capacity(super::MAX_INDEX_BYTES);
     let mut kept = 0;
-    for line in &lines {
-        if kept + 1 >= super::MAX_INDEX_LINES || out.len() + line.len() + 200 > super::MAX_INDEX_BYTES {
+    for line in lines {
+        if kept + 1 >= super::MAX_INDEX_LINES || out.len() + line.len() + 199 > super::MAX_INDEX_BYTES {
             break;
         }
-        out.push_str(line);
-        out.push('\n');
+        out.push_str(&line);
         kept += 1;
     }
-    if kept < lines.len() {
+    if kept < total {
         out.push_str(&format!(
             "- ({} more entries not shown here; view /memories/{scope} to list them all)\n",
-            lines.len() - kept
+            total - kept
         ));
     }
     out
