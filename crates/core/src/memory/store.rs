@@ -9,7 +9,7 @@
 
 use std::fs;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::entry::{self, Entry, Frontmatter};
 use super::{INDEX_FILE, MAX_ENTRY_BYTES, Roots, Scope};
@@ -53,12 +53,59 @@ fn load_into(roots: &Roots, scope: Scope, loaded: &mut Loaded) {
         return;
     }
     let (start, warnings) = (loaded.entries.len(), loaded.warnings.len());
-    walk(scope, root, "", loaded);
+    let mut files = Vec::new();
+    walk(root, "", &mut files, loaded);
+    read_files(scope, files, loaded);
     loaded.entries[start..].sort_by(|a, b| a.file.cmp(&b.file));
     loaded.warnings[warnings..].sort();
 }
 
-fn walk(scope: Scope, dir: &Path, prefix: &str, loaded: &mut Loaded) {
+/// Reads the files found (`<file>` relative to the scope root, and its path), on a few threads when
+/// there are many: most of the time is spent in the kernel, file by file.
+fn read_files(scope: Scope, files: Vec<(String, PathBuf)>, loaded: &mut Loaded) {
+    const PER_THREAD: usize = 128;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
+    let chunk = files.len().div_ceil(threads).max(PER_THREAD);
+    let read = |part: &[(String, PathBuf)]| -> Vec<Result<Entry, String>> {
+        part.iter().map(|(file, path)| read_entry(scope, file.clone(), path)).collect()
+    };
+    let results: Vec<Result<Entry, String>> = if files.len() <= PER_THREAD {
+        read(&files)
+    } else {
+        std::thread::scope(|scope| {
+            let mut parts = files.chunks(chunk);
+            let first = parts.next().unwrap_or(&[]);
+            let others: Vec<_> = parts.map(|part| scope.spawn(move || read(part))).collect();
+            let mut results = read(first);
+            for other in others {
+                results.extend(other.join().unwrap_or_default());
+            }
+            results
+        })
+    };
+    for (result, (_, path)) in results.into_iter().zip(&files) {
+        match result {
+            Ok(entry) => {
+                if let Some(warning) = &entry.warning {
+                    loaded.warnings.push(warning.clone());
+                }
+                if let Some(at) =
+                    entry.meta.expires.as_deref().filter(|at| super::recall::parse_time(at).is_none())
+                {
+                    loaded.warnings.push(format!(
+                        "{}: `expires: {at}` is not a date (2025-12-31) or an RFC 3339 time; the entry never \
+                         expires",
+                        path.display()
+                    ));
+                }
+                loaded.entries.push(entry);
+            }
+            Err(warning) => loaded.warnings.push(warning),
+        }
+    }
+}
+
+fn walk(dir: &Path, prefix: &str, files: &mut Vec<(String, PathBuf)>, loaded: &mut Loaded) {
     let read = match fs::read_dir(dir) {
         Ok(read) => read,
         Err(error) => {
@@ -101,26 +148,9 @@ fn walk(scope: Scope, dir: &Path, prefix: &str, loaded: &mut Loaded) {
                 item.path().display()
             ));
         } else if kind.is_dir() {
-            walk(scope, &item.path(), &file, loaded);
+            walk(&item.path(), &file, files, loaded);
         } else if kind.is_file() && name.ends_with(".md") && name != INDEX_FILE {
-            match read_entry(scope, file, &item.path()) {
-                Ok(entry) => {
-                    if let Some(warning) = &entry.warning {
-                        loaded.warnings.push(warning.clone());
-                    }
-                    if let Some(at) =
-                        entry.meta.expires.as_deref().filter(|at| super::recall::parse_time(at).is_none())
-                    {
-                        loaded.warnings.push(format!(
-                            "{}: `expires: {at}` is not a date (2025-12-31) or an RFC 3339 time; the entry \
-                             never expires",
-                            item.path().display()
-                        ));
-                    }
-                    loaded.entries.push(entry);
-                }
-                Err(warning) => loaded.warnings.push(warning),
-            }
+            files.push((file, item.path()));
         }
     }
 }
