@@ -21,7 +21,9 @@ impl Agent {
         if input.origin != UserOrigin::User {
             return None;
         }
-        let (block, record) = memory.recall(&history::message_text(input), turn)?;
+        let recalled = memory.recall(&history::message_text(input), turn);
+        tracing::debug!("memory recalled");
+        let (block, record) = recalled?;
         input.content.push(Content::text(block));
         Some(record)
     }

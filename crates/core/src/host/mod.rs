@@ -187,6 +187,7 @@ impl SessionBuilder {
             (None, vec![format!("memory: could not be loaded ({error}); this session has none")])
         });
         warnings.extend(memory_warnings);
+        tracing::debug!("memory loaded");
         if let Some(memory) = &memory {
             memory.set_session(&opened.id);
             memory.set_policy(permissions.policy.clone());
@@ -235,6 +236,7 @@ impl SessionBuilder {
         let mut session_context = prompt.session_context;
         if let Some(memory) = &memory {
             session_context.push_str(&memory.index_context());
+            tracing::debug!("memory index ready");
         }
         if resolved.profile.tool_set == crate::profile::ToolSet::Small {
             // The environment (working directory, date) and the project instructions differ between
