@@ -6,13 +6,15 @@ start -> first request <= 5 ms added by 1 000 entries).
     generated user scope, then recall for 200 prompts, median / p90 / p99 per user turn);
   * start -> first request: `lathe -p` against lathe-mock with an empty memory and with 1 000 entries
     in the user scope, from process start until the request reaches the mock (medians of --runs runs,
-    alternating, same machine, same mock).
+    alternating, same machine, same mock); and with 1 000 entries but no record of the lines already
+    found free of secrets (~/.lathe/cache/memory-clean-lines), as on the first start after a change.
 
 Usage: python3 bench/memory.py [--runs N] [--entries N] [--skip-build]
 """
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -28,9 +30,12 @@ TOPICS = ["pnpm", "pytest", "docker", "postgres", "rustfmt", "release", "eslint"
 
 def entry(n):
     topic = TOPICS[n % len(TOPICS)]
-    return (f"---\nname: note-{n}\ndescription: How we use {topic} in service {n}\ntype: project\nsource: user\n"
-            f"created: 2026-01-01T00:00:00Z\nmodified: 2026-01-01T00:00:00Z\nuse_count: 0\n---\n"
-            f"Service {n} configures {topic} through its own settings file; keep the timeout at {n % 60} s.\n")
+    # Real notes name tokens, keys and passing tests now and then (words the secret rules look for).
+    token = "; its deploy token comes from the vault" if n % 8 == 0 else ""
+    key = " Its tests pass only with the API key of the staging account." if n % 5 == 0 else ""
+    return (f"---\nname: note-{n}\ndescription: How we use {topic} in service {n}{token}\ntype: project\n"
+            f"source: user\ncreated: 2026-01-01T00:00:00Z\nmodified: 2026-01-01T00:00:00Z\nuse_count: 0\n---\n"
+            f"Service {n} configures {topic} through its own settings file; keep the timeout at {n % 60} s.{key}\n")
 
 
 def first_request_ms(home, workspace, tmp, name):
@@ -82,16 +87,22 @@ def main():
             homes[name] = home
         workspace = os.path.join(tmp, "ws")
         os.makedirs(workspace)
-        times = {"empty": [], "full": []}
+        times = {"empty": [], "full": [], "first": []}
         for run in range(args.runs):
-            for name in ("empty", "full"):
-                times[name].append(first_request_ms(homes[name], workspace, tmp, f"{name}{run}"))
+            for name in ("empty", "full", "first"):
+                home = homes["full" if name == "first" else name]
+                if name == "first":
+                    # A first start after the memory changed: no line is known to be clean yet.
+                    shutil.rmtree(os.path.join(home, "cache"), ignore_errors=True)
+                times[name].append(first_request_ms(home, workspace, tmp, f"{name}{run}"))
         load = os.getloadavg()[0]
         added = statistics.median(times["full"]) - statistics.median(times["empty"])
         print(f"start -> first request, {args.runs} runs each, load average {load:.1f}")
         print(f"  no memory entries (ms)       {summary(times['empty'])}")
         print(f"  {args.entries} memory entries (ms)   {summary(times['full'])}")
         print(f"  added by the entries (ms)    {added:7.2f} (difference of the medians)")
+        first = statistics.median(times["first"]) - statistics.median(times["empty"])
+        print(f"  the same with no record of clean lines (first start after a change): {first:7.2f} ms added")
 
 
 if __name__ == "__main__":

@@ -37,11 +37,18 @@ const TOPICS: &[&str] = &[
 fn entry(n: usize) -> String {
     let topic = TOPICS[n % TOPICS.len()];
     let other = TOPICS[(n * 7 + 3) % TOPICS.len()];
+    // Real notes name tokens, keys and passing tests now and then (words the secret rules look for).
+    let token = if n.is_multiple_of(8) { "; its deploy token comes from the vault" } else { "" };
     format!(
-        "---\nname: note-{n}\ndescription: How we use {topic} in service {n}\ntype: project\nsource: user\n\
+        "---\nname: note-{n}\ndescription: How we use {topic} in service {n}{token}\ntype: project\nsource: user\n\
          created: 2026-01-01T00:00:00Z\nmodified: 2026-01-01T00:00:00Z\nuse_count: {uses}\n---\n\
          Service {n} configures {topic} through its own settings file; when it talks to {other}, keep the \
-         timeout at {timeout} seconds and log every retry. Ask the platform team before changing it.\n",
+         timeout at {timeout} seconds and log every retry. Ask the platform team before changing it.{key}\n",
+        key = if n.is_multiple_of(5) {
+            " Its tests pass only with the API key of the staging account."
+        } else {
+            ""
+        },
         uses = n % 5,
         timeout = n % 60,
     )
@@ -69,9 +76,12 @@ fn main() {
         let started = Instant::now();
         let (opened, warnings) = SessionMemory::open(&home, &workspace, MemoryMode::ReadOnly, "bench");
         let index = opened.as_ref().map(|memory| memory.index_context()).unwrap_or_default();
+        // The first recall waits for the recall index when it is built on its own thread.
+        let first = opened.as_ref().and_then(|memory| memory.recall("how do we configure pnpm?", 1));
         opens.push(started.elapsed().as_secs_f64() * 1e6);
         assert!(warnings.is_empty(), "{warnings:?}");
         assert!(!index.is_empty());
+        assert!(first.is_some(), "the first prompt recalls entries");
         session = opened;
     }
     let session = session.expect("memory on");
@@ -120,7 +130,7 @@ fn main() {
         given
     );
     println!(
-        "  open: load + index (us)     median {:8.1}  p90 {:8.1}  max {:8.1}",
+        "  start: open, index text, first recall (us) median {:8.1}  p90 {:8.1}  max {:8.1}",
         percentile(&opens, 0.5),
         percentile(&opens, 0.9),
         opens[opens.len() - 1]
