@@ -169,6 +169,11 @@ pub enum AgentEvent {
         /// The files that were restored, re-created or deleted.
         files: Vec<FileRewind>,
     },
+    /// A goal's state after an iteration (and when it ends, before the run's `Finished`).
+    Goal {
+        /// Where the goal stands.
+        outcome: crate::goal::GoalOutcome,
+    },
     /// A command the user ran ([`AgentOp::RunCommand`]) ended; its output goes to the model with
     /// the next user message.
     CommandFinished {
@@ -402,6 +407,14 @@ pub enum AgentOp {
     RunCommand {
         /// The command line.
         command: String,
+    },
+    /// Work toward `goal` from the next user input on: after each turn of the model Lathe runs
+    /// the check and an evaluator request, and continues until the goal is met or a budget, the
+    /// stall detector or the integrity guard ends it (announced with [`AgentEvent::Goal`]). A goal
+    /// with a problem ([`crate::goal::GoalSpec::problem`]) is refused with a warning.
+    SetGoal {
+        /// The goal.
+        goal: crate::goal::GoalSpec,
     },
     /// End the session: a running turn is cancelled (its calls get results), the session file is
     /// synced, and the event stream closes.

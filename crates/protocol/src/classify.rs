@@ -29,6 +29,7 @@ impl AgentEvent {
             | AgentEvent::UserTurns { .. }
             | AgentEvent::Rewound { .. }
             | AgentEvent::CommandFinished { .. }
+            | AgentEvent::Goal { .. }
             | AgentEvent::Subagent { .. }
             | AgentEvent::Commands { .. }
             | AgentEvent::Warning { .. }
@@ -60,6 +61,7 @@ impl AgentEvent {
             | AgentEvent::UserTurns { .. }
             | AgentEvent::Rewound { .. }
             | AgentEvent::CommandFinished { .. }
+            | AgentEvent::Goal { .. }
             | AgentEvent::Subagent { .. }
             | AgentEvent::Commands { .. }
             | AgentEvent::Warning { .. }

@@ -434,6 +434,32 @@ pub enum Meta {
     MemoryRefused(crate::memory::MemoryRefusal),
     /// Memory entries were attached to a user message.
     MemoryRecall(crate::memory::MemoryRecall),
+    /// A goal was set (FEATURES.md §K): its condition, check command and protected files.
+    GoalStart(crate::goal::GoalStart),
+    /// Lathe ran the goal's check command after a turn.
+    GoalCheck {
+        /// 1-based iteration of the goal.
+        iteration: u32,
+        /// The command, as the user gave it.
+        command: String,
+        /// Its exit status (`None` when it was killed or could not run).
+        exit_code: Option<i32>,
+        /// Whether its time limit stopped it.
+        timed_out: bool,
+        /// The last lines of its output (at most 4 000 characters).
+        output_tail: String,
+        /// Wall time, in ms.
+        elapsed_ms: u64,
+    },
+    /// The verdict on one iteration of a goal.
+    GoalVerdict(crate::goal::GoalVerdict),
+    /// The goal ended or was cleared.
+    GoalEnd {
+        /// The final status's name ([`crate::goal::GoalStatus::as_str`]).
+        status: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {

@@ -23,6 +23,7 @@ pub mod conversation;
 pub mod error;
 pub mod event;
 pub mod extensions;
+pub mod goal;
 pub mod ledger;
 pub mod memory;
 pub mod mode;
