@@ -35,6 +35,7 @@ pub mod context;
 pub(crate) mod definitions;
 pub(crate) mod exec;
 pub(crate) mod frontmatter;
+pub mod goal;
 pub mod guards;
 pub(crate) mod history;
 pub mod hooks;

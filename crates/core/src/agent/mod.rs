@@ -18,6 +18,7 @@
 
 mod compaction;
 mod controls;
+mod goal;
 mod hooks;
 mod memory;
 mod rewind;
@@ -252,8 +253,21 @@ impl Agent {
         events: &mpsc::UnboundedSender<AgentEvent>,
         cancel: &CancellationToken,
     ) -> StopCause {
-        let started = Instant::now();
         let before = self.totals.stats();
+        let (cause, final_text) = self.run_unfinished(input, events, cancel).await;
+        let run_stats = self.totals.since(&before);
+        let _ = events.send(AgentEvent::Finished { cause: cause.clone(), stats: run_stats, final_text });
+        cause
+    }
+
+    /// [`Agent::run`] without the `Finished` event: the cause and the final text.
+    pub(super) async fn run_unfinished(
+        &mut self,
+        input: UserMessage,
+        events: &mpsc::UnboundedSender<AgentEvent>,
+        cancel: &CancellationToken,
+    ) -> (StopCause, String) {
+        let started = Instant::now();
         let refused = self.submit(input, events, cancel).await;
         self.send_warnings(events);
         let cause = match refused.clone() {
@@ -267,11 +281,9 @@ impl Agent {
         self.sync();
         self.send_warnings(events);
         self.totals.add_duration(started.elapsed().as_millis() as u64);
-        let run_stats = self.totals.since(&before);
         let final_text =
             if refused.is_some() { String::new() } else { self.transcript.last_assistant_text() };
-        let _ = events.send(AgentEvent::Finished { cause: cause.clone(), stats: run_stats, final_text });
-        cause
+        (cause, final_text)
     }
 
     /// A run that ended on a failure before anything answered its prompt (a request that failed,

@@ -45,6 +45,8 @@ pub(crate) struct Runner {
     mcp: lathe_mcp::McpServers,
     /// The user's own commands.
     commands: UserCommands,
+    /// The goal the next user input works toward ([`AgentOp::SetGoal`]).
+    goal: Option<lathe_protocol::goal::GoalSpec>,
 }
 
 impl Runner {
@@ -69,6 +71,7 @@ impl Runner {
             skills: Arc::new(SkillSet::default()),
             gate: Arc::new(ToolGate::default()),
             mcp,
+            goal: None,
         }
     }
 
@@ -151,6 +154,10 @@ impl Runner {
                 }
             }
             AgentOp::RunCommand { command } => self.commands.start(command, &self.events),
+            AgentOp::SetGoal { goal } => match goal.problem() {
+                Some(problem) => self.warn(format!("goal not set: {problem}")),
+                None => self.goal = Some(goal),
+            },
             AgentOp::Quit => return Flow::Quit,
         }
         Flow::Continue
@@ -256,6 +263,7 @@ impl Runner {
         let cancel = CancellationToken::new();
         let mut flow = Flow::Continue;
         let mut ops_open = true;
+        let goal = self.goal.take();
         let Runner { agent, approver, modes, events, ops, queued, gate, commands, .. } = self;
         let stop = |approver: &Option<Arc<ChannelApprover>>| {
             cancel.cancel();
@@ -263,7 +271,16 @@ impl Runner {
                 approver.deny_all();
             }
         };
-        let run = agent.run(input, events, &cancel);
+        let run = async {
+            match &goal {
+                Some(goal) => {
+                    agent.run_goal(input, goal, events, &cancel).await;
+                }
+                None => {
+                    agent.run(input, events, &cancel).await;
+                }
+            }
+        };
         tokio::pin!(run);
         loop {
             tokio::select! {
@@ -300,6 +317,7 @@ impl Runner {
                         op @ (AgentOp::UserInput { .. }
                         | AgentOp::SetModel { .. }
                         | AgentOp::ListTurns
+                        | AgentOp::SetGoal { .. }
                         | AgentOp::Compact { .. }),
                     ) => {
                         queued.push_back(op);
