@@ -3,6 +3,7 @@
 # fixed prefix inside the repository (ignored by git): .test-deps/npm (LATHE_TEST_DEPS moves it).
 #   @modelcontextprotocol/server-everything   (stdio and streamable HTTP)
 #   @modelcontextprotocol/server-filesystem   (stdio)
+# and pytest (pip) for the goal tests' check.
 # Installs Node.js and npm with apt-get when missing. A no-op when the pinned versions are there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +26,14 @@ if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
   echo "install-test-deps: installing nodejs and npm (apt-get)" >&2
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nodejs npm >/dev/null
+fi
+
+# The goal tests run a real `python3 -m pytest` as the check.
+PYTEST_VERSION=9.2.0
+if ! python3 -m pytest --version >/dev/null 2>&1; then
+  echo "install-test-deps: installing pytest $PYTEST_VERSION (pip)" >&2
+  python3 -m pip install -q --disable-pip-version-check "pytest==$PYTEST_VERSION" >/dev/null 2>&1 ||
+    python3 -m pip install -q --user --break-system-packages "pytest==$PYTEST_VERSION" >/dev/null
 fi
 
 if [ "$(installed_version @modelcontextprotocol/server-everything)" = "$EVERYTHING_VERSION" ] &&

@@ -96,6 +96,31 @@ pub struct Cli {
     #[arg(long, value_name = "USD")]
     pub max_cost: Option<f64>,
 
+    /// Work toward CONDITION after the prompt: after each turn Lathe runs the --goal-check command
+    /// and asks an evaluator whether the condition holds, and continues until it is met or a
+    /// budget, the stall detector or the integrity guard ends it (exit 0 only when met).
+    #[arg(long, value_name = "CONDITION")]
+    pub goal: Option<String>,
+
+    /// The command that checks the goal (run by Lathe in the workspace and the sandbox; the goal
+    /// is met only when it exits 0).
+    #[arg(long, value_name = "COMMAND", requires = "goal")]
+    pub goal_check: Option<String>,
+
+    /// Time limit of one run of the goal's check, in seconds (default 300); a check that runs
+    /// longer is killed and counts as not met.
+    #[arg(long, value_name = "SECONDS", requires = "goal_check")]
+    pub goal_check_timeout: Option<f64>,
+
+    /// Iterations the goal gets (default 20).
+    #[arg(long, value_name = "N", requires = "goal")]
+    pub goal_max_iterations: Option<u32>,
+
+    /// Let a goal end as met although tests, CI configuration or build scripts changed (by
+    /// default it ends as needs_review with their diff).
+    #[arg(long, requires = "goal")]
+    pub allow_test_edits: bool,
+
     /// Never compact the conversation automatically (same as `auto_compact = false` in config):
     /// a conversation that outgrows the context window then stops with the provider's error.
     #[arg(long)]
@@ -233,6 +258,21 @@ pub enum OutputFormat {
 }
 
 impl Cli {
+    /// The goal of `--goal` with its options, when one is given.
+    pub fn goal(&self) -> Option<lathe_protocol::goal::GoalSpec> {
+        let condition = self.goal.clone()?;
+        let mut spec = lathe_protocol::goal::GoalSpec::new(condition, self.goal_check.clone());
+        if let Some(iterations) = self.goal_max_iterations {
+            spec.max_iterations = iterations;
+        }
+        spec.allow_test_edits = self.allow_test_edits;
+        if let Some(seconds) = self.goal_check_timeout.filter(|seconds| seconds.is_finite() && *seconds > 0.0)
+        {
+            spec.check_timeout_ms = ((seconds * 1000.0) as u64).clamp(1, 600_000);
+        }
+        Some(spec)
+    }
+
     /// The flags the session builder takes.
     pub fn flags(&self) -> Flags {
         let session = match (&self.resume, self.continue_session) {

@@ -38,7 +38,7 @@ pub fn report(format: OutputFormat, kind: &str, message: &str, code: u8) -> u8 {
         OutputFormat::Text => {}
         OutputFormat::Json | OutputFormat::StreamJson => {
             let cause = StopCause::Error { kind: kind.to_string(), message: message.to_string() };
-            Printer::new(format, String::new()).finish(&cause, &RunStats::default(), "");
+            Printer::new(format, String::new()).finish(&cause, &RunStats::default(), "", None);
         }
     }
     code
@@ -63,7 +63,7 @@ pub fn parse_cli() -> Result<Cli, u8> {
         let message = rendered.lines().find(|line| !line.trim().is_empty()).unwrap_or("invalid arguments");
         let message = message.trim().trim_start_matches("error: ");
         let cause = StopCause::Error { kind: USAGE.to_string(), message: message.to_string() };
-        Printer::new(format, String::new()).finish(&cause, &RunStats::default(), "");
+        Printer::new(format, String::new()).finish(&cause, &RunStats::default(), "", None);
     }
     Err(code)
 }

@@ -152,6 +152,10 @@ async fn run(cli: Cli) -> u8 {
     if prompt.trim().is_empty() {
         return usage("the prompt is empty");
     }
+    let goal = cli.goal();
+    if let Some(problem) = goal.as_ref().and_then(|goal| goal.problem()) {
+        return usage(&format!("--goal: {problem}"));
+    }
     let flags = cli.flags();
     if flags.session == SessionChoice::Resume(String::new()) {
         return usage("--resume needs a session id in print mode; `lathe sessions` lists them");
@@ -170,15 +174,24 @@ async fn run(cli: Cli) -> u8 {
         }
     };
     tracing::debug!(session = %session.info.id, "session ready");
-    print_mode(cli.output_format, session, prompt).await
+    print_mode(cli.output_format, session, prompt, goal).await
 }
 
 /// Print mode: one prompt, every event printed as it comes, the result at the end.
-async fn print_mode(format: args::OutputFormat, session: SessionHandle, prompt: String) -> u8 {
+async fn print_mode(
+    format: args::OutputFormat,
+    session: SessionHandle,
+    prompt: String,
+    goal: Option<lathe_protocol::goal::GoalSpec>,
+) -> u8 {
     let SessionHandle { ops, mut events, info, task } = session;
     let mut printer = Printer::new(format, info.id.clone());
     let signalled = watch_signals(ops.clone());
+    if let Some(goal) = goal {
+        let _ = ops.send(AgentOp::SetGoal { goal });
+    }
     let _ = ops.send(AgentOp::UserInput { content: vec![Content::text(prompt)] });
+    let mut goal_outcome = None;
     let mut finished = None;
     let mut ticks = tokio::time::interval(std::time::Duration::from_millis(200));
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -197,6 +210,10 @@ async fn print_mode(format: args::OutputFormat, session: SessionHandle, prompt: 
                 printer.init(model, provider, tools, cwd, sandbox)
             }
             AgentEvent::Warning { message } => printer.warning(message),
+            AgentEvent::Goal { outcome } => {
+                printer.goal(outcome);
+                goal_outcome = Some(outcome.clone());
+            }
             AgentEvent::Finished { cause, stats, final_text } => {
                 finished = Some((cause.clone(), *stats, final_text.clone()));
                 let _ = ops.send(AgentOp::Quit);
@@ -209,8 +226,12 @@ async fn print_mode(format: args::OutputFormat, session: SessionHandle, prompt: 
         let message = "the session ended without finishing the run";
         return failure::report(format, failure::INTERNAL, message, EXIT_FAILED);
     };
-    printer.finish(&cause, &stats, &final_text);
-    match (exit_code(&cause), signalled.load(Ordering::SeqCst)) {
+    printer.finish(&cause, &stats, &final_text, goal_outcome.as_ref());
+    let code = match goal_outcome.as_ref() {
+        Some(goal) if cause.is_success() => goal_exit_code(goal.status),
+        _ => exit_code(&cause),
+    };
+    match (code, signalled.load(Ordering::SeqCst)) {
         (EXIT_CANCELLED, signal) if signal != 0 => signal,
         (code, _) => code,
     }
@@ -230,6 +251,21 @@ fn list_sessions(cli: &Cli, json: bool) -> u8 {
             eprintln!("lathe: error: {error}");
             EXIT_USAGE
         }
+    }
+}
+
+/// The exit code of a run whose turns ended normally but whose goal may not be met: 0 only for
+/// met, 1 for needs_review, 4 for the rest.
+fn goal_exit_code(status: lathe_protocol::goal::GoalStatus) -> u8 {
+    use lathe_protocol::goal::GoalStatus;
+    match status {
+        GoalStatus::Met => EXIT_OK,
+        GoalStatus::NeedsReview => EXIT_FAILED,
+        GoalStatus::Active
+        | GoalStatus::Paused
+        | GoalStatus::Impossible
+        | GoalStatus::Stalled
+        | GoalStatus::BudgetLimited => EXIT_LIMIT,
     }
 }
 

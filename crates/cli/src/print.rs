@@ -18,13 +18,17 @@
 //! `"parent_tool_use_id"` (the parent's `task` call), `"subagent_id"` and `"subagent_type"` · and last
 //! `{"type":"result","subtype":"success"|"error_…","is_error","result","session_id","turns","tool_calls",
 //! "usage":{…},"cost_usd","duration_ms","permission_denials":[{"tool_name","tool_use_id","tool_input"}],
-//! "error"?}` (`permission_denials` lists the calls the permission policy refused, as Claude Code does) —
+//! "error"?, "goal"?}` (`goal`, after a run with `--goal`: `{"condition","status","iterations",
+//! "max_iterations","last_reason","check_exit","judged_from_transcript","protected_changes"?}`;
+//! a goal that ended unmet makes the result an error, subtype `error_goal_<status>`; stream-json
+//! also has a `{"type":"goal",…}` line after each iteration) (`permission_denials` lists the calls the permission policy refused, as Claude Code does) —
 //! also when the run fails before it starts (see `failure.rs`; `session_id` is then `null`). A `retry`
 //! line's `discards_partial` says that the attempt that broke had already streamed content; nothing of
 //! that attempt appears in any line.
 
 use std::io::{IsTerminal, Write};
 
+use lathe_protocol::goal::{GoalOutcome, GoalStatus};
 use lathe_protocol::{AgentEvent, RunStats, StopCause, ToolResult, ToolStatus};
 use serde_json::{Value, json};
 
@@ -233,8 +237,40 @@ impl Printer {
         }
     }
 
-    /// Prints the end of the run: the final text (text mode), the `result` object (json, stream-json).
-    pub fn finish(&mut self, cause: &StopCause, stats: &RunStats, final_text: &str) {
+    /// A goal's state after an iteration: a `goal` line in stream-json, a line on stderr in text
+    /// mode while it is active (its end is part of [`Printer::finish`]).
+    pub fn goal(&mut self, outcome: &GoalOutcome) {
+        match self.format {
+            OutputFormat::StreamJson => {
+                let mut value = json!(outcome);
+                if let Value::Object(map) = &mut value {
+                    map.insert("type".into(), json!("goal"));
+                }
+                line(&value);
+            }
+            OutputFormat::Text if !outcome.status.is_final() => {
+                self.status.clear();
+                eprintln!(
+                    "lathe: goal: iteration {} of {}: not met yet — {}",
+                    outcome.iterations,
+                    outcome.max_iterations,
+                    cut(&outcome.last_reason, 300)
+                );
+                self.status.draw();
+            }
+            OutputFormat::Text | OutputFormat::Json => {}
+        }
+    }
+
+    /// Prints the end of the run: the final text (text mode), the `result` object (json,
+    /// stream-json), with the goal's end when the run had one.
+    pub fn finish(
+        &mut self,
+        cause: &StopCause,
+        stats: &RunStats,
+        final_text: &str,
+        goal: Option<&GoalOutcome>,
+    ) {
         match self.format {
             OutputFormat::Text => {
                 self.status.clear();
@@ -244,19 +280,37 @@ impl Printer {
                 for denial in &self.denial_lines {
                     eprintln!("{denial}");
                 }
+                if let Some(goal) = goal {
+                    eprintln!("lathe: {}", goal_line(goal));
+                    for change in &goal.protected_changes {
+                        eprintln!(
+                            "lathe: protected file changed: {}\n{}",
+                            change.path,
+                            change.diff.trim_end()
+                        );
+                    }
+                }
                 if !cause.is_success() {
                     eprintln!("lathe: {}", describe(cause));
                 }
             }
             OutputFormat::Json | OutputFormat::StreamJson => {
-                line(&self.result(cause, stats, final_text));
+                line(&self.result(cause, stats, final_text, goal));
             }
         }
     }
 
-    fn result(&self, cause: &StopCause, stats: &RunStats, final_text: &str) -> Value {
+    fn result(
+        &self,
+        cause: &StopCause,
+        stats: &RunStats,
+        final_text: &str,
+        goal: Option<&GoalOutcome>,
+    ) -> Value {
+        let unmet = goal.filter(|goal| cause.is_success() && goal.status != GoalStatus::Met);
         let subtype = match cause {
             StopCause::Error { kind, .. } => crate::failure::subtype(kind),
+            _ if unmet.is_some() => unmet.map_or("", |goal| goal_subtype(goal.status)),
             other => other.subtype(),
         };
         let session_id = if self.session_id.is_empty() { Value::Null } else { json!(self.session_id) };
@@ -276,6 +330,16 @@ impl Printer {
             "duration_ms": stats.duration_ms,
             "permission_denials": self.denials,
         });
+        if let (Some(goal), Value::Object(map)) = (goal, &mut result) {
+            map.insert("goal".into(), json!(goal));
+            if let Some(unmet) = unmet {
+                map.insert("is_error".into(), json!(true));
+                map.insert(
+                    "error".into(),
+                    json!({"kind": goal_subtype(unmet.status), "message": goal_line(unmet)}),
+                );
+            }
+        }
         if !cause.is_success()
             && let Value::Object(map) = &mut result
         {
@@ -287,6 +351,36 @@ impl Printer {
         }
         result
     }
+}
+
+/// The result subtype of a goal that ended unmet: `error_goal_<status>`.
+fn goal_subtype(status: GoalStatus) -> &'static str {
+    match status {
+        GoalStatus::Met => "success",
+        GoalStatus::Active => "error_goal_active",
+        GoalStatus::Paused => "error_goal_paused",
+        GoalStatus::Impossible => "error_goal_impossible",
+        GoalStatus::Stalled => "error_goal_stalled",
+        GoalStatus::BudgetLimited => "error_goal_budget_limited",
+        GoalStatus::NeedsReview => "error_goal_needs_review",
+    }
+}
+
+/// `goal met after 2 iterations (check exit 0): reason`, and "judged from the transcript" when
+/// the goal had no check.
+fn goal_line(goal: &GoalOutcome) -> String {
+    let check = match (goal.judged_from_transcript, goal.check_exit) {
+        (true, _) => "judged from the transcript".to_string(),
+        (false, Some(code)) => format!("check exit {code}"),
+        (false, None) => "the check did not exit".to_string(),
+    };
+    let status = goal.status.as_str().replace('_', " ");
+    let plural = if goal.iterations == 1 { "" } else { "s" };
+    format!(
+        "goal {status} after {} iteration{plural} ({check}): {}",
+        goal.iterations,
+        cut(&goal.last_reason, 300)
+    )
 }
 
 /// A one-line description of why a run did not succeed.

@@ -48,6 +48,16 @@ impl UiState {
                 self.set_mode(permission_mode);
             }
             AgentEvent::ModeChanged { mode } => self.set_mode(mode),
+            AgentEvent::Goal { outcome } => {
+                let text = format!(
+                    "goal {}: iteration {} of {} — {}",
+                    outcome.status.as_str().replace('_', " "),
+                    outcome.iterations,
+                    outcome.max_iterations,
+                    outcome.last_reason
+                );
+                self.push_notice(NoticeKind::Info, &text);
+            }
             AgentEvent::ModelChanged { model, provider } => {
                 self.push_notice(NoticeKind::Info, &format!("model: {model} ({provider})"));
                 self.session.model = model;

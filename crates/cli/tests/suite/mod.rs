@@ -6,6 +6,7 @@ mod faults_processes;
 mod faults_session;
 mod faults_stream;
 mod faults_tools;
+mod goals;
 mod guards;
 mod harness;
 mod headless;
