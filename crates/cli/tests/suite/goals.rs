@@ -246,3 +246,49 @@ async fn a_hanging_check_is_killed_and_an_overlong_condition_is_refused() {
     assert_eq!(result["goal"]["status"], "budget_limited", "{result}");
     assert_eq!(checks(&env)[0]["timed_out"], true);
 }
+
+#[tokio::test]
+async fn a_goal_killed_mid_way_goes_on_with_its_count_after_continue() {
+    let env = project();
+    let slow = json!({"text": "still working", "first_byte_delay_ms": 30_000});
+    let server = serve(script(vec![answer("first try"), slow], NOT_MET)).await;
+    let mut child = env
+        .run_against(&server, "anthropic", "fix it", &["--goal", "tests pass", "--goal-check", "false"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("lathe");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !env.sessions_text().contains("\"goal_verdict\"") {
+        assert!(std::time::Instant::now() < deadline, "no verdict was recorded");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+
+    let turns: Vec<Value> = (0..5).map(|n| answer(&format!("try {n}"))).collect();
+    let server = serve(script(turns, NOT_MET)).await;
+    let out = output(env.run_against(
+        &server,
+        "anthropic",
+        "go on",
+        &["--continue", "--output-format", "stream-json"],
+    ))
+    .await;
+    let lines = json_lines(&out);
+    let warned = lines.iter().any(|line| {
+        line["type"] == "warning"
+            && line["message"]
+                .as_str()
+                .is_some_and(|text| text.contains("resuming the goal \"tests pass\" at iteration 1 of 20"))
+    });
+    assert!(warned, "{}", super::harness::stdout(&out));
+    let result = result(&out);
+    // The check is still `false` (stored with the goal, not given again): the goal goes on from
+    // iteration 1 and stalls after 3 more.
+    assert_eq!(result["goal"]["status"], "stalled", "{result}");
+    assert_eq!(result["goal"]["iterations"], 4, "{result}");
+    assert_eq!(out.status.code(), Some(4));
+    assert_eq!(checks(&env).iter().filter(|check| check["command"] == "false").count(), 4);
+}

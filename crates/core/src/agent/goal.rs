@@ -17,6 +17,17 @@ use super::Agent;
 use crate::goal::guard::Snapshot;
 use crate::goal::{self, CheckRun, Evidence, Progress};
 
+/// A goal found active in the ledger (started, not ended): a session killed mid-goal resumes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResumedGoal {
+    /// The goal as it was set.
+    pub spec: GoalSpec,
+    /// Iterations it had run (its verdicts in the ledger).
+    pub iterations: u32,
+    /// The protected files as they were when it started (path, SHA-256 hex).
+    pub protected: Vec<(String, String)>,
+}
+
 /// The evaluator's system prompt.
 const EVALUATOR_SYSTEM: &str = "You are Lathe's goal evaluator. You never use tools. You answer with one JSON \
      object: {\"met\": bool, \"reason\": str, \"impossible\": bool}.";
@@ -24,6 +35,22 @@ const EVALUATOR_SYSTEM: &str = "You are Lathe's goal evaluator. You never use to
 const EVALUATOR_MAX_TOKENS: u32 = 400;
 
 impl Agent {
+    /// The goal the ledger holds as active: its last start with no end after it.
+    pub fn active_goal(&self) -> Option<ResumedGoal> {
+        let items = self.transcript.items();
+        let at = items.iter().rposition(|item| matches!(item, LedgerItem::Meta(Meta::GoalStart(_))))?;
+        let LedgerItem::Meta(Meta::GoalStart(start)) = &items[at] else { return None };
+        let mut iterations = 0;
+        for item in &items[at + 1..] {
+            match item {
+                LedgerItem::Meta(Meta::GoalEnd { .. }) => return None,
+                LedgerItem::Meta(Meta::GoalVerdict(_)) => iterations += 1,
+                _ => {}
+            }
+        }
+        Some(ResumedGoal { spec: start.spec.clone(), iterations, protected: start.protected.clone() })
+    }
+
     /// Runs `input` and then works toward `spec` until it is met or ends otherwise; sends
     /// [`AgentEvent::Goal`] after each iteration and one [`AgentEvent::Finished`] at the end.
     /// The cause is the last turn's (`Completed` also when the goal ended unmet: the outcome says
@@ -32,6 +59,7 @@ impl Agent {
         &mut self,
         input: UserMessage,
         spec: &GoalSpec,
+        resumed: Option<&ResumedGoal>,
         events: &mpsc::UnboundedSender<AgentEvent>,
         cancel: &CancellationToken,
     ) -> (StopCause, GoalOutcome) {
@@ -42,11 +70,13 @@ impl Agent {
         let started_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |since| since.as_millis() as u64);
-        self.append(LedgerItem::Meta(Meta::GoalStart(GoalStart {
-            spec: spec.clone(),
-            protected: start.protected_hashes(),
-            started_ms,
-        })));
+        if resumed.is_none() {
+            self.append(LedgerItem::Meta(Meta::GoalStart(GoalStart {
+                spec: spec.clone(),
+                protected: start.protected_hashes(),
+                started_ms,
+            })));
+        }
         let mut outcome = GoalOutcome {
             condition: spec.condition.clone(),
             status: GoalStatus::Active,
@@ -57,7 +87,9 @@ impl Agent {
             judged_from_transcript: spec.check.is_none(),
             protected_changes: Vec::new(),
         };
-        let mut progress = Progress::default();
+        let mut progress =
+            Progress { iterations: resumed.map_or(0, |goal| goal.iterations), ..Progress::default() };
+        outcome.iterations = progress.iterations;
         let mut previous = start.clone();
         let mut input = input;
         let (cause, final_text) = loop {
@@ -86,7 +118,10 @@ impl Agent {
             previous = now.clone();
             let (verdict, raw) =
                 self.evaluate(spec, check.as_ref(), &changed, &final_text, events, cancel).await;
-            let protected = start.protected_changes(&workspace, &now);
+            let mut protected = start.protected_changes(&workspace, &now);
+            if let Some(resumed) = resumed {
+                protected.extend(changed_before_resume(&resumed.protected, &now, &protected));
+            }
             let (status, reason) =
                 goal::decide(spec, check.as_ref(), verdict.as_ref(), !protected.is_empty(), &progress);
             progress.reasons.push(reason.clone());
@@ -206,6 +241,29 @@ impl Agent {
         let answer = streamed.acc.finish(self.requester.model()).text();
         (Verdict::parse(&answer), goal::tail(&answer, 2_000))
     }
+}
+
+/// The protected files recorded when a resumed goal started that differ now, beyond those
+/// `known` already reports (their earlier bytes were not kept across the restart).
+fn changed_before_resume(
+    recorded: &[(String, String)],
+    now: &Snapshot,
+    known: &[lathe_protocol::goal::ProtectedChange],
+) -> Vec<lathe_protocol::goal::ProtectedChange> {
+    recorded
+        .iter()
+        .filter(|(path, _)| !known.iter().any(|change| change.path == *path))
+        .filter_map(|(path, hash)| {
+            let diff = match now.protected.get(path) {
+                Some((current, _)) if current == hash => return None,
+                Some(_) => {
+                    "changed since the goal started (its earlier content was not kept across the restart)"
+                }
+                None => "deleted",
+            };
+            Some(lathe_protocol::goal::ProtectedChange { path: path.clone(), diff: diff.to_string() })
+        })
+        .collect()
 }
 
 fn describe(cause: &StopCause) -> String {

@@ -44,6 +44,7 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use self::controls::Controls;
+pub use self::goal::ResumedGoal;
 pub use self::rewind::Rewound;
 pub use self::settings::AgentSettings;
 use self::settings::Limits;

@@ -47,6 +47,8 @@ pub(crate) struct Runner {
     commands: UserCommands,
     /// The goal the next user input works toward ([`AgentOp::SetGoal`]).
     goal: Option<lathe_protocol::goal::GoalSpec>,
+    /// A goal the resumed session's ledger holds as active: the next user input goes on with it.
+    resumed_goal: Option<crate::agent::ResumedGoal>,
 }
 
 impl Runner {
@@ -72,6 +74,7 @@ impl Runner {
             gate: Arc::new(ToolGate::default()),
             mcp,
             goal: None,
+            resumed_goal: None,
         }
     }
 
@@ -84,6 +87,13 @@ impl Runner {
     }
 
     pub(crate) async fn run(mut self) {
+        if let Some(goal) = self.agent.active_goal() {
+            self.warn(format!(
+                "resuming the goal \"{}\" at iteration {} of {}",
+                goal.spec.condition, goal.iterations, goal.spec.max_iterations
+            ));
+            self.resumed_goal = Some(goal);
+        }
         loop {
             let op = match self.queued.pop_front() {
                 Some(op) => op,
@@ -156,7 +166,10 @@ impl Runner {
             AgentOp::RunCommand { command } => self.commands.start(command, &self.events),
             AgentOp::SetGoal { goal } => match goal.problem() {
                 Some(problem) => self.warn(format!("goal not set: {problem}")),
-                None => self.goal = Some(goal),
+                None => {
+                    self.goal = Some(goal);
+                    self.resumed_goal = None;
+                }
             },
             AgentOp::Quit => return Flow::Quit,
         }
@@ -263,7 +276,8 @@ impl Runner {
         let cancel = CancellationToken::new();
         let mut flow = Flow::Continue;
         let mut ops_open = true;
-        let goal = self.goal.take();
+        let resumed = if self.goal.is_none() { self.resumed_goal.take() } else { None };
+        let goal = self.goal.take().or_else(|| resumed.as_ref().map(|goal| goal.spec.clone()));
         let Runner { agent, approver, modes, events, ops, queued, gate, commands, .. } = self;
         let stop = |approver: &Option<Arc<ChannelApprover>>| {
             cancel.cancel();
@@ -274,7 +288,7 @@ impl Runner {
         let run = async {
             match &goal {
                 Some(goal) => {
-                    agent.run_goal(input, goal, events, &cancel).await;
+                    agent.run_goal(input, goal, resumed.as_ref(), events, &cancel).await;
                 }
                 None => {
                     agent.run(input, events, &cancel).await;
