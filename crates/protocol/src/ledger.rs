@@ -324,6 +324,23 @@ pub struct Receipt {
     /// Where the full output was spilled, when it was larger than the in-context cap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spill_path: Option<String>,
+    /// The file a successful `edit_file` or `write_file` call changed, with its line counts (absent
+    /// in session files written before it was recorded). Files a `shell` command changes are not
+    /// recorded: Lathe does not know them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<FileLines>,
+}
+
+/// One file a tool changed and by how many lines, counted over the whole change (also when the
+/// diff shown was cut).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct FileLines {
+    /// The file, relative to the workspace when inside it (as the tool's diff names it).
+    pub path: String,
+    /// Lines added.
+    pub added: u32,
+    /// Lines removed.
+    pub removed: u32,
 }
 
 /// A compaction boundary (FEATURES.md §E). Appended at the end of the ledger; requests then start
@@ -434,6 +451,21 @@ pub enum Meta {
     MemoryRefused(crate::memory::MemoryRefusal),
     /// Memory entries were attached to a user message.
     MemoryRecall(crate::memory::MemoryRecall),
+    /// Lathe ran the goal's check command after a turn.
+    GoalCheck {
+        /// The 1-based goal iteration (turn) the check followed.
+        iteration: u32,
+        /// The check's command line.
+        command: String,
+        /// Its exit status; `None` when it was killed or could not run.
+        exit_code: Option<i32>,
+        /// Whether it was stopped for running past its time limit.
+        timed_out: bool,
+        /// The last part of its output.
+        output_tail: String,
+        /// Its wall time in milliseconds.
+        elapsed_ms: u64,
+    },
 }
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {

@@ -40,8 +40,8 @@ pub use error::{ApiError, ProviderError};
 pub use event::{ModelEvent, RetryInfo, StopReason, Usage};
 pub use extensions::{UserCommand, UserCommandKind};
 pub use ledger::{
-    AssistantMessage, Compaction, Content, LedgerItem, Meta, Receipt, Thinking, ThinkingFormat, ToolCall,
-    ToolResult, ToolStatus, UserMessage, UserOrigin,
+    AssistantMessage, Compaction, Content, FileLines, LedgerItem, Meta, Receipt, Thinking, ThinkingFormat,
+    ToolCall, ToolResult, ToolStatus, UserMessage, UserOrigin,
 };
 pub use mode::{PermissionMode, UnknownMode};
 pub use preview::{FileChange, ResultView, ToolPreview};
