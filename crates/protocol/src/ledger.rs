@@ -451,7 +451,8 @@ pub enum Meta {
     MemoryRefused(crate::memory::MemoryRefusal),
     /// Memory entries were attached to a user message.
     MemoryRecall(crate::memory::MemoryRecall),
-    /// Lathe ran the goal's check command after a turn.
+    /// Lathe ran the goal's check command after a turn. A check counts as a test run in the run
+    /// report ([`crate::report`]).
     GoalCheck {
         /// The 1-based goal iteration (turn) the check followed.
         iteration: u32,
