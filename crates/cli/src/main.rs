@@ -12,6 +12,7 @@ mod mcp;
 mod memory;
 mod model;
 mod print;
+mod report;
 mod sessions;
 mod status;
 mod stdin;
@@ -197,19 +198,20 @@ async fn print_mode(format: args::OutputFormat, session: SessionHandle, prompt: 
                 printer.init(model, provider, tools, cwd, sandbox)
             }
             AgentEvent::Warning { message } => printer.warning(message),
-            AgentEvent::Finished { cause, stats, final_text } => {
-                finished = Some((cause.clone(), *stats, final_text.clone()));
+            AgentEvent::Finished { cause, stats, final_text, report } => {
+                finished =
+                    Some((cause.clone(), *stats, final_text.clone(), report.clone().unwrap_or_default()));
                 let _ = ops.send(AgentOp::Quit);
             }
             _ => printer.event(&event),
         }
     }
     let _ = task.await;
-    let Some((cause, stats, final_text)) = finished else {
+    let Some((cause, stats, final_text, report)) = finished else {
         let message = "the session ended without finishing the run";
         return failure::report(format, failure::INTERNAL, message, EXIT_FAILED);
     };
-    printer.finish(&cause, &stats, &final_text);
+    printer.finish(&cause, &stats, &final_text, &report);
     match (exit_code(&cause), signalled.load(Ordering::SeqCst)) {
         (EXIT_CANCELLED, signal) if signal != 0 => signal,
         (code, _) => code,

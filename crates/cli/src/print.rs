@@ -18,14 +18,22 @@
 //! `"parent_tool_use_id"` (the parent's `task` call), `"subagent_id"` and `"subagent_type"` · and last
 //! `{"type":"result","subtype":"success"|"error_…","is_error","result","session_id","turns","tool_calls",
 //! "usage":{…},"cost_usd","duration_ms","permission_denials":[{"tool_name","tool_use_id","tool_input"}],
-//! "error"?}` (`permission_denials` lists the calls the permission policy refused, as Claude Code does) —
-//! also when the run fails before it starts (see `failure.rs`; `session_id` is then `null`). A `retry`
-//! line's `discards_partial` says that the attempt that broke had already streamed content; nothing of
-//! that attempt appears in any line.
+//! "report":{"files":[{"path","added","removed"}],"commands":[{"command","exit_code","test"}],
+//! "checks":[{"command","exit_code"}],"claims":[{"sentence","reason"}]},"error"?}`
+//! (`permission_denials` lists the calls the permission policy refused, as Claude Code does; `report`
+//! is the run report, [`lathe_protocol::RunReport`], empty when nothing ran) — also when the run
+//! fails before it starts (see `failure.rs`; `session_id` is then `null`). The `json` format writes
+//! only the `result` line. A `retry` line's `discards_partial` says that the attempt that broke had
+//! already streamed content; nothing of that attempt appears in any line.
+//!
+//! Text mode writes the final answer to stdout and, on stderr after it, the run report's lines
+//! (`lathe: report: 2 files changed (+12 −3): …`, one per claim without evidence; none when the
+//! run changed nothing, ran nothing and claims nothing), the denied calls and why a failed run
+//! stopped.
 
 use std::io::{IsTerminal, Write};
 
-use lathe_protocol::{AgentEvent, RunStats, StopCause, ToolResult, ToolStatus};
+use lathe_protocol::{AgentEvent, RunReport, RunStats, StopCause, ToolResult, ToolStatus};
 use serde_json::{Value, json};
 
 use crate::args::OutputFormat;
@@ -233,13 +241,17 @@ impl Printer {
         }
     }
 
-    /// Prints the end of the run: the final text (text mode), the `result` object (json, stream-json).
-    pub fn finish(&mut self, cause: &StopCause, stats: &RunStats, final_text: &str) {
+    /// Prints the end of the run: the final text and the report's lines (text mode), the `result`
+    /// object (json, stream-json).
+    pub fn finish(&mut self, cause: &StopCause, stats: &RunStats, final_text: &str, report: &RunReport) {
         match self.format {
             OutputFormat::Text => {
                 self.status.clear();
                 if !final_text.is_empty() {
                     println!("{}", final_text.trim_end());
+                }
+                for line in crate::report::lines(report) {
+                    eprintln!("lathe: report: {line}");
                 }
                 for denial in &self.denial_lines {
                     eprintln!("{denial}");
@@ -249,12 +261,12 @@ impl Printer {
                 }
             }
             OutputFormat::Json | OutputFormat::StreamJson => {
-                line(&self.result(cause, stats, final_text));
+                line(&self.result(cause, stats, final_text, report));
             }
         }
     }
 
-    fn result(&self, cause: &StopCause, stats: &RunStats, final_text: &str) -> Value {
+    fn result(&self, cause: &StopCause, stats: &RunStats, final_text: &str, report: &RunReport) -> Value {
         let subtype = match cause {
             StopCause::Error { kind, .. } => crate::failure::subtype(kind),
             other => other.subtype(),
@@ -275,6 +287,7 @@ impl Printer {
             "cost_usd": stats.cost_usd,
             "duration_ms": stats.duration_ms,
             "permission_denials": self.denials,
+            "report": report,
         });
         if !cause.is_success()
             && let Value::Object(map) = &mut result

@@ -8,6 +8,7 @@ use crate::event::{RetryInfo, Usage};
 use crate::ledger::{AssistantMessage, Content, ToolCall, ToolResult};
 use crate::mode::PermissionMode;
 use crate::preview::{ResultView, ToolPreview};
+use crate::report::RunReport;
 
 /// What the loop tells front ends.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -214,6 +215,10 @@ pub enum AgentEvent {
         stats: RunStats,
         /// The last assistant text.
         final_text: String,
+        /// What the run did and the claims of its answer without evidence, from the run's own
+        /// ledger items; `None` when no run started (a `/command` that could not expand).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        report: Option<RunReport>,
     },
 }
 

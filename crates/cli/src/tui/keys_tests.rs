@@ -174,6 +174,7 @@ fn the_compacting_hint_goes_when_the_compaction_or_the_turn_ends() {
             cause: StopCause::Completed,
             stats: RunStats::default(),
             final_text: String::new(),
+            report: None,
         },
         now,
     );

@@ -35,7 +35,7 @@ use std::time::Instant;
 
 use lathe_policy::{PermissionMode, Policy};
 use lathe_protocol::{
-    AgentEvent, ContextUsage, LedgerItem, Meta, RunStats, StopCause, SystemBlock, UserMessage,
+    AgentEvent, ContextUsage, LedgerItem, Meta, RunReport, RunStats, StopCause, SystemBlock, UserMessage,
 };
 use lathe_provider::Provider;
 use lathe_tools::{ToolContext, ToolRegistry};
@@ -244,8 +244,8 @@ impl Agent {
     }
 
     /// Runs one user turn to its end and reports why it ended (also sent as
-    /// [`AgentEvent::Finished`]). Every call has its result and the session file is synced when
-    /// this returns.
+    /// [`AgentEvent::Finished`], with the [`RunReport`] of the turn's own ledger items). Every call
+    /// has its result and the session file is synced when this returns.
     pub async fn run(
         &mut self,
         input: UserMessage,
@@ -254,6 +254,8 @@ impl Agent {
     ) -> StopCause {
         let started = Instant::now();
         let before = self.totals.stats();
+        // The run's own items start here: its report covers them alone.
+        let from = self.transcript.items().len();
         let refused = self.submit(input, events, cancel).await;
         self.send_warnings(events);
         let cause = match refused.clone() {
@@ -270,7 +272,9 @@ impl Agent {
         let run_stats = self.totals.since(&before);
         let final_text =
             if refused.is_some() { String::new() } else { self.transcript.last_assistant_text() };
-        let _ = events.send(AgentEvent::Finished { cause: cause.clone(), stats: run_stats, final_text });
+        let report = Some(RunReport::from_ledger(self.transcript.items(), from));
+        let _ =
+            events.send(AgentEvent::Finished { cause: cause.clone(), stats: run_stats, final_text, report });
         cause
     }
 

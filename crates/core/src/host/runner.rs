@@ -199,6 +199,7 @@ impl Runner {
                     cause: StopCause::Error { kind: "command".into(), message },
                     stats: RunStats::default(),
                     final_text: String::new(),
+                    report: None,
                 });
                 return Flow::Continue;
             }
@@ -215,6 +216,7 @@ impl Runner {
                     cause: StopCause::Error { kind: "usage".into(), message },
                     stats: RunStats::default(),
                     final_text: String::new(),
+                    report: None,
                 });
                 return Flow::Continue;
             }
