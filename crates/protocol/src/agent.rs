@@ -207,6 +207,11 @@ pub enum AgentEvent {
         /// One line.
         message: String,
     },
+    /// The answer to [`AgentOp::Report`]: the report of the whole conversation so far.
+    Report {
+        /// The report.
+        report: RunReport,
+    },
     /// The run ended.
     Finished {
         /// Why.
@@ -384,6 +389,9 @@ pub enum AgentOp {
     },
     /// Ask for [`AgentEvent::UserTurns`] (answered once no turn is running).
     ListTurns,
+    /// Ask for [`AgentEvent::Report`] on the conversation so far (answered once no turn is
+    /// running).
+    Report,
     /// Compact the conversation now (`/compact [focus]`): a summary boundary replaces everything
     /// but a recent tail; announced with [`AgentEvent::Compacted`]. Waits for a running turn.
     Compact {

@@ -27,6 +27,7 @@ impl AgentEvent {
             | AgentEvent::ModeChanged { .. }
             | AgentEvent::ModelChanged { .. }
             | AgentEvent::UserTurns { .. }
+            | AgentEvent::Report { .. }
             | AgentEvent::Rewound { .. }
             | AgentEvent::CommandFinished { .. }
             | AgentEvent::Subagent { .. }
@@ -58,6 +59,7 @@ impl AgentEvent {
             | AgentEvent::ModeChanged { .. }
             | AgentEvent::ModelChanged { .. }
             | AgentEvent::UserTurns { .. }
+            | AgentEvent::Report { .. }
             | AgentEvent::Rewound { .. }
             | AgentEvent::CommandFinished { .. }
             | AgentEvent::Subagent { .. }

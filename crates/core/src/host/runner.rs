@@ -1,10 +1,10 @@
 //! The session task: takes ops one at a time and runs user turns. While a turn runs, `Cancel`,
 //! `Permission`, `SetMode`, `RunCommand` and `Quit` act at once; `UserInput`, `SetModel`,
-//! `ListTurns` and `Compact` wait for the turn's end, in order; `Rewind` is refused (the front end
-//! cancels first). A user's own command (`RunCommand`) runs beside all of that: its end is taken
-//! whenever it comes, and `Cancel` kills it when no turn runs. When the session ends, a running
-//! command is killed, SessionEnd hooks run and the MCP servers are stopped before the event stream
-//! closes.
+//! `ListTurns`, `Report` and `Compact` wait for the turn's end, in order; `Rewind` is refused (the
+//! front end cancels first). A user's own command (`RunCommand`) runs beside all of that: its end
+//! is taken whenever it comes, and `Cancel` kills it when no turn runs. When the session ends, a
+//! running command is killed, SessionEnd hooks run and the MCP servers are stopped before the
+//! event stream closes.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -129,6 +129,10 @@ impl Runner {
             AgentOp::SetModel { model, provider } => self.switch_model(&model, provider.as_deref()),
             AgentOp::ListTurns => {
                 let _ = self.events.send(AgentEvent::UserTurns { turns: self.agent.user_turns() });
+            }
+            AgentOp::Report => {
+                let report = lathe_protocol::RunReport::from_ledger(self.agent.ledger(), 0);
+                let _ = self.events.send(AgentEvent::Report { report });
             }
             AgentOp::Rewind { turn } => match self.agent.rewind(turn) {
                 Ok(done) => {
@@ -302,6 +306,7 @@ impl Runner {
                         op @ (AgentOp::UserInput { .. }
                         | AgentOp::SetModel { .. }
                         | AgentOp::ListTurns
+                        | AgentOp::Report
                         | AgentOp::Compact { .. }),
                     ) => {
                         queued.push_back(op);
