@@ -8,7 +8,7 @@
 //! one-line message also goes to stderr, as in text mode.
 
 use clap::Parser;
-use lathe_protocol::{RunStats, StopCause};
+use lathe_protocol::{RunReport, RunStats, StopCause};
 
 use crate::args::{Cli, OutputFormat};
 use crate::print::Printer;
@@ -38,7 +38,13 @@ pub fn report(format: OutputFormat, kind: &str, message: &str, code: u8) -> u8 {
         OutputFormat::Text => {}
         OutputFormat::Json | OutputFormat::StreamJson => {
             let cause = StopCause::Error { kind: kind.to_string(), message: message.to_string() };
-            Printer::new(format, String::new()).finish(&cause, &RunStats::default(), "", None);
+            Printer::new(format, String::new()).finish(
+                &cause,
+                &RunStats::default(),
+                "",
+                &RunReport::default(),
+                None,
+            );
         }
     }
     code
@@ -63,7 +69,13 @@ pub fn parse_cli() -> Result<Cli, u8> {
         let message = rendered.lines().find(|line| !line.trim().is_empty()).unwrap_or("invalid arguments");
         let message = message.trim().trim_start_matches("error: ");
         let cause = StopCause::Error { kind: USAGE.to_string(), message: message.to_string() };
-        Printer::new(format, String::new()).finish(&cause, &RunStats::default(), "", None);
+        Printer::new(format, String::new()).finish(
+            &cause,
+            &RunStats::default(),
+            "",
+            &RunReport::default(),
+            None,
+        );
     }
     Err(code)
 }

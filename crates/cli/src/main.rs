@@ -12,6 +12,7 @@ mod mcp;
 mod memory;
 mod model;
 mod print;
+mod report;
 mod sessions;
 mod status;
 mod stdin;
@@ -214,19 +215,20 @@ async fn print_mode(
                 printer.goal(outcome);
                 goal_outcome = Some(outcome.clone());
             }
-            AgentEvent::Finished { cause, stats, final_text } => {
-                finished = Some((cause.clone(), *stats, final_text.clone()));
+            AgentEvent::Finished { cause, stats, final_text, report } => {
+                finished =
+                    Some((cause.clone(), *stats, final_text.clone(), report.clone().unwrap_or_default()));
                 let _ = ops.send(AgentOp::Quit);
             }
             _ => printer.event(&event),
         }
     }
     let _ = task.await;
-    let Some((cause, stats, final_text)) = finished else {
+    let Some((cause, stats, final_text, report)) = finished else {
         let message = "the session ended without finishing the run";
         return failure::report(format, failure::INTERNAL, message, EXIT_FAILED);
     };
-    printer.finish(&cause, &stats, &final_text, goal_outcome.as_ref());
+    printer.finish(&cause, &stats, &final_text, &report, goal_outcome.as_ref());
     let code = match goal_outcome.as_ref() {
         Some(goal) if cause.is_success() => goal_exit_code(goal.status),
         _ => exit_code(&cause),

@@ -18,18 +18,27 @@
 //! `"parent_tool_use_id"` (the parent's `task` call), `"subagent_id"` and `"subagent_type"` · and last
 //! `{"type":"result","subtype":"success"|"error_…","is_error","result","session_id","turns","tool_calls",
 //! "usage":{…},"cost_usd","duration_ms","permission_denials":[{"tool_name","tool_use_id","tool_input"}],
-//! "error"?, "goal"?}` (`goal`, after a run with `--goal`: `{"condition","status","iterations",
-//! "max_iterations","last_reason","check_exit","judged_from_transcript","protected_changes"?}`;
-//! a goal that ended unmet makes the result an error, subtype `error_goal_<status>`; stream-json
-//! also has a `{"type":"goal",…}` line after each iteration) (`permission_denials` lists the calls the permission policy refused, as Claude Code does) —
-//! also when the run fails before it starts (see `failure.rs`; `session_id` is then `null`). A `retry`
-//! line's `discards_partial` says that the attempt that broke had already streamed content; nothing of
-//! that attempt appears in any line.
+//! "report":{"files":[{"path","added","removed"}],"commands":[{"command","exit_code","test"}],
+//! "checks":[{"command","exit_code"}],"claims":[{"sentence","reason"}]},"error"?,"goal"?}`
+//! (`permission_denials` lists the calls the permission policy refused, as Claude Code does; `report`
+//! is the run report, [`lathe_protocol::RunReport`], empty when nothing ran; `goal`, after a run with
+//! `--goal`: `{"condition","status","iterations","max_iterations","last_reason","check_exit",
+//! "judged_from_transcript","protected_changes"?}` — a goal that ended unmet makes the result an
+//! error, subtype `error_goal_<status>`, and stream-json has a `{"type":"goal",…}` line after each
+//! iteration) — also when the run fails before it starts (see `failure.rs`; `session_id` is then
+//! `null`). The `json` format writes only the `result` line. A `retry` line's `discards_partial` says
+//! that the attempt that broke had already streamed content; nothing of that attempt appears in any
+//! line.
+//!
+//! Text mode writes the final answer to stdout and, on stderr after it, the run report's lines
+//! (`lathe: report: 2 files changed (+12 −3): …`, one per claim without evidence; none when the
+//! run changed nothing, ran nothing and claims nothing), the denied calls, the goal's end and why a
+//! failed run stopped.
 
 use std::io::{IsTerminal, Write};
 
 use lathe_protocol::goal::{GoalOutcome, GoalStatus};
-use lathe_protocol::{AgentEvent, RunStats, StopCause, ToolResult, ToolStatus};
+use lathe_protocol::{AgentEvent, RunReport, RunStats, StopCause, ToolResult, ToolStatus};
 use serde_json::{Value, json};
 
 use crate::args::OutputFormat;
@@ -262,13 +271,14 @@ impl Printer {
         }
     }
 
-    /// Prints the end of the run: the final text (text mode), the `result` object (json,
-    /// stream-json), with the goal's end when the run had one.
+    /// Prints the end of the run: the final text, the report's lines and the goal's end (text
+    /// mode), the `result` object (json, stream-json).
     pub fn finish(
         &mut self,
         cause: &StopCause,
         stats: &RunStats,
         final_text: &str,
+        report: &RunReport,
         goal: Option<&GoalOutcome>,
     ) {
         match self.format {
@@ -276,6 +286,9 @@ impl Printer {
                 self.status.clear();
                 if !final_text.is_empty() {
                     println!("{}", final_text.trim_end());
+                }
+                for line in crate::report::lines(report) {
+                    eprintln!("lathe: report: {line}");
                 }
                 for denial in &self.denial_lines {
                     eprintln!("{denial}");
@@ -295,7 +308,7 @@ impl Printer {
                 }
             }
             OutputFormat::Json | OutputFormat::StreamJson => {
-                line(&self.result(cause, stats, final_text, goal));
+                line(&self.result(cause, stats, final_text, report, goal));
             }
         }
     }
@@ -305,6 +318,7 @@ impl Printer {
         cause: &StopCause,
         stats: &RunStats,
         final_text: &str,
+        report: &RunReport,
         goal: Option<&GoalOutcome>,
     ) -> Value {
         let unmet = goal.filter(|goal| cause.is_success() && goal.status != GoalStatus::Met);
@@ -329,6 +343,7 @@ impl Printer {
             "cost_usd": stats.cost_usd,
             "duration_ms": stats.duration_ms,
             "permission_denials": self.denials,
+            "report": report,
         });
         if let (Some(goal), Value::Object(map)) = (goal, &mut result) {
             map.insert("goal".into(), json!(goal));

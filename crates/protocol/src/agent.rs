@@ -8,6 +8,7 @@ use crate::event::{RetryInfo, Usage};
 use crate::ledger::{AssistantMessage, Content, ToolCall, ToolResult};
 use crate::mode::PermissionMode;
 use crate::preview::{ResultView, ToolPreview};
+use crate::report::RunReport;
 
 /// What the loop tells front ends.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -211,6 +212,11 @@ pub enum AgentEvent {
         /// One line.
         message: String,
     },
+    /// The answer to [`AgentOp::Report`]: the report of the whole conversation so far.
+    Report {
+        /// The report.
+        report: RunReport,
+    },
     /// The run ended.
     Finished {
         /// Why.
@@ -219,6 +225,10 @@ pub enum AgentEvent {
         stats: RunStats,
         /// The last assistant text.
         final_text: String,
+        /// What the run did and the claims of its answer without evidence, from the run's own
+        /// ledger items; `None` when no run started (a `/command` that could not expand).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        report: Option<RunReport>,
     },
 }
 
@@ -384,6 +394,9 @@ pub enum AgentOp {
     },
     /// Ask for [`AgentEvent::UserTurns`] (answered once no turn is running).
     ListTurns,
+    /// Ask for [`AgentEvent::Report`] on the conversation so far (answered once no turn is
+    /// running).
+    Report,
     /// Compact the conversation now (`/compact [focus]`): a summary boundary replaces everything
     /// but a recent tail; announced with [`AgentEvent::Compacted`]. Waits for a running turn.
     Compact {

@@ -27,6 +27,7 @@ impl AgentEvent {
             | AgentEvent::ModeChanged { .. }
             | AgentEvent::ModelChanged { .. }
             | AgentEvent::UserTurns { .. }
+            | AgentEvent::Report { .. }
             | AgentEvent::Rewound { .. }
             | AgentEvent::CommandFinished { .. }
             | AgentEvent::Goal { .. }
@@ -59,6 +60,7 @@ impl AgentEvent {
             | AgentEvent::ModeChanged { .. }
             | AgentEvent::ModelChanged { .. }
             | AgentEvent::UserTurns { .. }
+            | AgentEvent::Report { .. }
             | AgentEvent::Rewound { .. }
             | AgentEvent::CommandFinished { .. }
             | AgentEvent::Goal { .. }

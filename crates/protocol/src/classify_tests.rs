@@ -29,6 +29,7 @@ fn deltas_are_the_streamed_pieces_only() {
             cause: StopCause::Completed,
             stats: RunStats::default(),
             final_text: String::new(),
+            report: None,
         },
     ];
     assert!(!others.iter().any(AgentEvent::is_stream_delta));

@@ -324,6 +324,23 @@ pub struct Receipt {
     /// Where the full output was spilled, when it was larger than the in-context cap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spill_path: Option<String>,
+    /// The file a successful `edit_file` or `write_file` call changed, with its line counts (absent
+    /// in session files written before it was recorded). Files a `shell` command changes are not
+    /// recorded: Lathe does not know them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<FileLines>,
+}
+
+/// One file a tool changed and by how many lines, counted over the whole change (also when the
+/// diff shown was cut).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct FileLines {
+    /// The file, relative to the workspace when inside it (as the tool's diff names it).
+    pub path: String,
+    /// Lines added.
+    pub added: u32,
+    /// Lines removed.
+    pub removed: u32,
 }
 
 /// A compaction boundary (FEATURES.md §E). Appended at the end of the ledger; requests then start
@@ -436,7 +453,8 @@ pub enum Meta {
     MemoryRecall(crate::memory::MemoryRecall),
     /// A goal was set (FEATURES.md §K): its condition, check command and protected files.
     GoalStart(crate::goal::GoalStart),
-    /// Lathe ran the goal's check command after a turn.
+    /// Lathe ran the goal's check command after a turn. A check counts as a test run in the run
+    /// report ([`crate::report`]).
     GoalCheck {
         /// 1-based iteration of the goal.
         iteration: u32,

@@ -90,3 +90,38 @@ fn sendable_sends_the_summary_then_the_kept_tail_then_what_followed() {
     let sent: Vec<String> = LedgerItem::sendable(&items).map(text).collect();
     assert_eq!(sent, ["s", "z"]);
 }
+
+#[test]
+fn a_receipt_without_line_counts_still_loads_and_one_with_them_round_trips() {
+    let old = json!({"type": "tool_result", "call_id": "a", "content": [], "receipt":
+        {"tool": "edit_file", "summary": "app.py", "decision": "allow", "started_ms": 1, "elapsed_ms": 2}});
+    let Ok(LedgerItem::ToolResult(result)) = serde_json::from_value::<LedgerItem>(old) else {
+        panic!("a tool result")
+    };
+    assert_eq!(result.receipt.as_ref().and_then(|receipt| receipt.change.clone()), None);
+    let receipt = Receipt {
+        tool: "edit_file".into(),
+        change: Some(FileLines { path: "app.py".into(), added: 3, removed: 1 }),
+        ..Receipt::default()
+    };
+    let value = serde_json::to_value(&receipt).unwrap_or_default();
+    assert_eq!(value["change"], json!({"path": "app.py", "added": 3, "removed": 1}));
+    assert_eq!(serde_json::from_value::<Receipt>(value).ok(), Some(receipt));
+}
+
+#[test]
+fn a_goal_check_is_a_meta_item() {
+    let item = LedgerItem::Meta(Meta::GoalCheck {
+        iteration: 2,
+        command: "make check".into(),
+        exit_code: Some(1),
+        timed_out: false,
+        output_tail: "FAILED".into(),
+        elapsed_ms: 40,
+    });
+    let value = serde_json::to_value(&item).unwrap_or_default();
+    assert_eq!(value["type"], "meta");
+    assert_eq!(value["meta"], "goal_check");
+    assert_eq!(serde_json::from_value::<LedgerItem>(value).ok().as_ref(), Some(&item));
+    assert_eq!(LedgerItem::sendable(std::slice::from_ref(&item)).count(), 0);
+}

@@ -10,6 +10,8 @@
 //! - [`agent`]: the loop's outward events ([`AgentEvent`]) and inward operations ([`AgentOp`]).
 //! - [`preview`]: what a tool shows a person about a call ([`ToolPreview`] before it runs,
 //!   [`ResultView`] after); [`classify`]: classifications of [`AgentEvent`]s front ends share.
+//! - [`report`]: the run report ([`RunReport`]) — files changed, commands and checks run, claims of
+//!   the final answer without evidence — derived from the ledger.
 //! - [`tool_names`]: built-in tools' names and their Claude Code names, in one table.
 //!
 //! This crate has no I/O and no async runtime; everything here is plain data with serde.
@@ -29,6 +31,7 @@ pub mod memory;
 pub mod mode;
 pub mod pairing;
 pub mod preview;
+pub mod report;
 pub mod request;
 pub mod tool_names;
 
@@ -41,9 +44,10 @@ pub use error::{ApiError, ProviderError};
 pub use event::{ModelEvent, RetryInfo, StopReason, Usage};
 pub use extensions::{UserCommand, UserCommandKind};
 pub use ledger::{
-    AssistantMessage, Compaction, Content, LedgerItem, Meta, Receipt, Thinking, ThinkingFormat, ToolCall,
-    ToolResult, ToolStatus, UserMessage, UserOrigin,
+    AssistantMessage, Compaction, Content, FileLines, LedgerItem, Meta, Receipt, Thinking, ThinkingFormat,
+    ToolCall, ToolResult, ToolStatus, UserMessage, UserOrigin,
 };
 pub use mode::{PermissionMode, UnknownMode};
 pub use preview::{FileChange, ResultView, ToolPreview};
+pub use report::{CheckRun, Claim, CommandRun, FileChanged, RunReport};
 pub use request::{ModelRequest, SystemBlock, ThinkingConfig, ToolSpec};

@@ -61,6 +61,10 @@ pub struct ToolOutput {
     /// Items the call adds to the ledger right after its result (a memory write's record); saved,
     /// never sent.
     pub ledger: Vec<lathe_protocol::Meta>,
+    /// For a call that changed a file: which, and how many lines it added and removed, counted
+    /// over the whole change (also when the diff shown is cut). Kept in the receipt
+    /// ([`lathe_protocol::Receipt::change`]); never sent.
+    pub change: Option<lathe_protocol::FileLines>,
 }
 
 impl ToolOutput {

@@ -10,7 +10,10 @@ fn slash_names_complete_while_the_line_is_one_word() {
     let mut input = InputEditor::default();
     input.insert("/re");
     let completion = Completion::for_input(&input, Path::new("/"), &[]);
-    assert_eq!(completion.as_ref().map(labels), Some(vec!["/resume".to_string(), "/rewind".into()]));
+    assert_eq!(
+        completion.as_ref().map(labels),
+        Some(vec!["/report".to_string(), "/resume".into(), "/rewind".into()])
+    );
     input.insert(" x");
     assert_eq!(Completion::for_input(&input, Path::new("/"), &[]), None);
 }
@@ -79,7 +82,7 @@ fn session_commands_and_skills_complete_after_the_built_in_ones() {
     let completion = Completion::for_input(&input, Path::new("/"), &user);
     assert_eq!(
         completion.as_ref().map(labels),
-        Some(vec!["/resume".to_string(), "/rewind".into(), "/release-notes".into()])
+        Some(vec!["/report".to_string(), "/resume".into(), "/rewind".into(), "/release-notes".into()])
     );
     let mut input = InputEditor::default();
     input.insert("/g");

@@ -1,6 +1,6 @@
 //! Agent events applied to the UI state: streamed text and reasoning, tool calls and their
-//! results, permission requests, usage, mode and model changes, the rewind flow, and the end of a
-//! run (which sends a prompt queued meanwhile).
+//! results, permission requests, usage, mode and model changes, the rewind flow, the `/report`
+//! answer, and the end of a run (which sends a prompt queued meanwhile).
 
 use lathe_protocol::PermissionMode;
 use std::time::{Duration, Instant};
@@ -168,6 +168,10 @@ impl UiState {
                 self.subagent_event(parent_call_id, subagent_type, *event)
             }
             AgentEvent::Commands { commands } => self.user_commands = commands,
+            AgentEvent::Report { report } => {
+                let text = super::help::report(&report);
+                self.push_notice(NoticeKind::Info, &text);
+            }
             AgentEvent::Finished { cause, .. } => return self.finished(cause, now),
         }
         Vec::new()

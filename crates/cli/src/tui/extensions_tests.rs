@@ -74,6 +74,7 @@ mod screen {
             cause: StopCause::Completed,
             stats: RunStats::default(),
             final_text: String::new(),
+            report: None,
         });
 
         screen.type_text("/release-notes v2");
@@ -86,6 +87,7 @@ mod screen {
             cause: StopCause::Completed,
             stats: RunStats::default(),
             final_text: String::new(),
+            report: None,
         });
 
         screen.type_text("/skills");

@@ -1,7 +1,7 @@
-//! The texts of `/help`, `/cost` and `/status`.
+//! The texts of `/help`, `/cost`, `/status` and `/report`.
 
 use lathe_protocol::PermissionMode;
-use lathe_protocol::{RunStats, UserCommand, UserCommandKind};
+use lathe_protocol::{RunReport, RunStats, UserCommand, UserCommandKind};
 use ratatui::text::{Line, Span};
 
 use super::slash::COMMANDS;
@@ -99,4 +99,13 @@ pub fn status(session: &SessionView, context_tokens: u64, totals: &RunStats) -> 
         session.cwd,
         totals.cost_usd
     )
+}
+
+/// `/report`: the session's run report ([`crate::report::lines`]), or that there is nothing in it.
+pub fn report(report: &RunReport) -> String {
+    let lines = crate::report::lines(report);
+    if lines.is_empty() {
+        return "report: nothing yet (no file changed, no command run, no claim without evidence)".into();
+    }
+    format!("report of this session:\n{}", lines.join("\n"))
 }

@@ -294,6 +294,8 @@ impl UiState {
                 self.push_notice(NoticeKind::Info, &text);
                 Vec::new()
             }
+            // The session answers once no turn is running (see `AgentEvent::Report`).
+            SlashCommand::Report => vec![Action::Op(AgentOp::Report)],
             SlashCommand::Model(None) => {
                 let text = format!(
                     "model: {} ({}); /model NAME switches for the next request",

@@ -174,6 +174,7 @@ fn the_compacting_hint_goes_when_the_compaction_or_the_turn_ends() {
             cause: StopCause::Completed,
             stats: RunStats::default(),
             final_text: String::new(),
+            report: None,
         },
         now,
     );
@@ -229,4 +230,35 @@ fn mcp_command_lists_each_server_with_its_status_and_tool_count() {
     state.input.insert("/mcp now");
     state.submit(now);
     assert!(text(&mut state).contains("/mcp takes no argument"));
+}
+
+#[test]
+fn report_asks_the_session_and_shows_its_answer_as_a_notice() {
+    let mut state = state();
+    let now = Instant::now();
+    state.input.insert("/report");
+    assert_eq!(state.submit(now), vec![Action::Remember("/report".into()), Action::Op(AgentOp::Report)]);
+    let report = lathe_protocol::RunReport {
+        files: vec![lathe_protocol::FileChanged { path: "app.py".into(), added: 2, removed: 1 }],
+        claims: vec![lathe_protocol::Claim {
+            sentence: "Fixed.".into(),
+            reason: "no test ran after the last change to app.py".into(),
+        }],
+        ..lathe_protocol::RunReport::default()
+    };
+    state.on_event(AgentEvent::Report { report }, now);
+    let shown: String = state
+        .take_history()
+        .iter()
+        .map(|row| row.spans.iter().map(|span| span.content.as_ref()).collect::<String>() + "\n")
+        .collect();
+    assert!(shown.contains("1 file changed (+2 −1): app.py (+2 −1)"), "{shown}");
+    assert!(shown.contains("claim without evidence: \"Fixed.\""), "{shown}");
+    state.on_event(AgentEvent::Report { report: lathe_protocol::RunReport::default() }, now);
+    let shown: String = state
+        .take_history()
+        .iter()
+        .flat_map(|row| row.spans.iter().map(|span| span.content.to_string()))
+        .collect();
+    assert!(shown.contains("report: nothing yet"), "{shown}");
 }

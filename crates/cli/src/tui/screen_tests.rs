@@ -67,6 +67,7 @@ fn finished(screen: &mut Screen) {
         cause: StopCause::Completed,
         stats: RunStats::default(),
         final_text: String::new(),
+        report: None,
     });
 }
 
@@ -429,6 +430,7 @@ fn ctrl_c_cancels_a_turn_then_twice_exits_when_idle() {
         cause: StopCause::Cancelled,
         stats: RunStats::default(),
         final_text: String::new(),
+        report: None,
     });
     assert!(screen.all_text().contains("Interrupted"));
     screen.at(10_000);
@@ -459,6 +461,7 @@ fn prompt_typed_while_busy_is_queued_and_sent_after_the_turn() {
         cause: StopCause::Completed,
         stats: RunStats::default(),
         final_text: String::new(),
+        report: None,
     });
     assert_eq!(actions, vec![Action::Prompt("second".into())]);
 }

@@ -27,6 +27,11 @@ pub const COMMANDS: &[CommandInfo] = &[
     },
     CommandInfo { name: "cost", argument: "", description: "tokens and estimated cost of this session" },
     CommandInfo { name: "status", argument: "", description: "session, model, permission mode, context" },
+    CommandInfo {
+        name: "report",
+        argument: "",
+        description: "files changed, commands run, claims without evidence",
+    },
     CommandInfo { name: "model", argument: "[name]", description: "show or switch the model" },
     CommandInfo {
         name: "mode",
@@ -69,6 +74,8 @@ pub enum SlashCommand {
     Cost,
     /// `/status`
     Status,
+    /// `/report`
+    Report,
     /// `/model [name]`
     Model(Option<String>),
     /// `/mode [mode]`
@@ -136,6 +143,7 @@ pub fn parse(line: &str) -> Result<SlashCommand, SlashError> {
         "clear" | "new" => none(SlashCommand::Clear, "clear"),
         "cost" => none(SlashCommand::Cost, "cost"),
         "status" => none(SlashCommand::Status, "status"),
+        "report" => none(SlashCommand::Report, "report"),
         "model" => Ok(SlashCommand::Model(argument)),
         "mode" | "permissions" => Ok(SlashCommand::Mode(argument)),
         "resume" => Ok(SlashCommand::Resume(argument)),

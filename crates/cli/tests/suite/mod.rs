@@ -17,6 +17,7 @@ mod memory;
 mod msrv;
 mod permissions;
 mod replay;
+mod report;
 mod scopes;
 mod sessions;
 pub mod support;

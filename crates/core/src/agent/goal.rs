@@ -65,6 +65,8 @@ impl Agent {
     ) -> (StopCause, GoalOutcome) {
         let started = Instant::now();
         let before = self.totals.stats();
+        // The goal's own items start here: its report covers them alone.
+        let from = self.transcript.items().len();
         let workspace = self.ctx.workspace.clone();
         let start = Snapshot::take(&workspace, spec.check.as_deref());
         let started_ms = std::time::SystemTime::now()
@@ -156,7 +158,8 @@ impl Agent {
         self.sync();
         let _ = events.send(AgentEvent::Goal { outcome: outcome.clone() });
         let stats = self.totals.since(&before);
-        let _ = events.send(AgentEvent::Finished { cause: cause.clone(), stats, final_text });
+        let report = Some(lathe_protocol::RunReport::from_ledger(self.transcript.items(), from));
+        let _ = events.send(AgentEvent::Finished { cause: cause.clone(), stats, final_text, report });
         (cause, outcome)
     }
 

@@ -36,7 +36,7 @@ use std::time::Instant;
 
 use lathe_policy::{PermissionMode, Policy};
 use lathe_protocol::{
-    AgentEvent, ContextUsage, LedgerItem, Meta, RunStats, StopCause, SystemBlock, UserMessage,
+    AgentEvent, ContextUsage, LedgerItem, Meta, RunReport, RunStats, StopCause, SystemBlock, UserMessage,
 };
 use lathe_provider::Provider;
 use lathe_tools::{ToolContext, ToolRegistry};
@@ -246,8 +246,8 @@ impl Agent {
     }
 
     /// Runs one user turn to its end and reports why it ended (also sent as
-    /// [`AgentEvent::Finished`]). Every call has its result and the session file is synced when
-    /// this returns.
+    /// [`AgentEvent::Finished`], with the [`RunReport`] of the turn's own ledger items). Every call
+    /// has its result and the session file is synced when this returns.
     pub async fn run(
         &mut self,
         input: UserMessage,
@@ -255,9 +255,13 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> StopCause {
         let before = self.totals.stats();
+        // The run's own items start here: its report covers them alone.
+        let from = self.transcript.items().len();
         let (cause, final_text) = self.run_unfinished(input, events, cancel).await;
         let run_stats = self.totals.since(&before);
-        let _ = events.send(AgentEvent::Finished { cause: cause.clone(), stats: run_stats, final_text });
+        let report = Some(RunReport::from_ledger(self.transcript.items(), from));
+        let _ =
+            events.send(AgentEvent::Finished { cause: cause.clone(), stats: run_stats, final_text, report });
         cause
     }
 

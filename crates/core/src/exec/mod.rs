@@ -9,7 +9,8 @@
 //! the front end's [`Approver`] (Notification hooks fire), or headless becomes a denial naming what
 //! would allow it → run with the run's cancellation token → PostToolUse hooks (their feedback is
 //! added to the result) → [`ToolResult`] with a [`Receipt`] naming the rule, mode or hook that
-//! decided. The executor only enforces; every judgement is the policy's or a hook's.
+//! decided (and, for a file tool's change, the file and its line counts). The executor only
+//! enforces; every judgement is the policy's or a hook's.
 //!
 //! Before any of that, the run's [`CallGuard`] may refuse a call (too many calls in one response,
 //! a call repeated too often); a refused call is answered with why, not run.
@@ -198,6 +199,8 @@ impl Executor<'_> {
                 Ok(output) => {
                     receipt.exit_code = output.exit_code;
                     receipt.spill_path = output.spill_path.map(|path| path.display().to_string());
+                    // The run report counts what the file tools changed (lathe_protocol::report).
+                    receipt.change = output.change.filter(|_| !output.is_error);
                     if let Some(items) = output.todos {
                         let _ = self.events.send(AgentEvent::Todos { items });
                     }

@@ -1,10 +1,10 @@
 //! The session task: takes ops one at a time and runs user turns. While a turn runs, `Cancel`,
 //! `Permission`, `SetMode`, `RunCommand` and `Quit` act at once; `UserInput`, `SetModel`,
-//! `ListTurns` and `Compact` wait for the turn's end, in order; `Rewind` is refused (the front end
-//! cancels first). A user's own command (`RunCommand`) runs beside all of that: its end is taken
-//! whenever it comes, and `Cancel` kills it when no turn runs. When the session ends, a running
-//! command is killed, SessionEnd hooks run and the MCP servers are stopped before the event stream
-//! closes.
+//! `ListTurns`, `Report` and `Compact` wait for the turn's end, in order; `Rewind` is refused (the
+//! front end cancels first). A user's own command (`RunCommand`) runs beside all of that: its end
+//! is taken whenever it comes, and `Cancel` kills it when no turn runs. When the session ends, a
+//! running command is killed, SessionEnd hooks run and the MCP servers are stopped before the
+//! event stream closes.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -143,6 +143,10 @@ impl Runner {
             AgentOp::ListTurns => {
                 let _ = self.events.send(AgentEvent::UserTurns { turns: self.agent.user_turns() });
             }
+            AgentOp::Report => {
+                let report = lathe_protocol::RunReport::from_ledger(self.agent.ledger(), 0);
+                let _ = self.events.send(AgentEvent::Report { report });
+            }
             AgentOp::Rewind { turn } => match self.agent.rewind(turn) {
                 Ok(done) => {
                     let _ = self.events.send(AgentEvent::Rewound {
@@ -219,6 +223,7 @@ impl Runner {
                     cause: StopCause::Error { kind: "command".into(), message },
                     stats: RunStats::default(),
                     final_text: String::new(),
+                    report: None,
                 });
                 return Flow::Continue;
             }
@@ -235,6 +240,7 @@ impl Runner {
                     cause: StopCause::Error { kind: "usage".into(), message },
                     stats: RunStats::default(),
                     final_text: String::new(),
+                    report: None,
                 });
                 return Flow::Continue;
             }
@@ -332,6 +338,7 @@ impl Runner {
                         | AgentOp::SetModel { .. }
                         | AgentOp::ListTurns
                         | AgentOp::SetGoal { .. }
+                        | AgentOp::Report
                         | AgentOp::Compact { .. }),
                     ) => {
                         queued.push_back(op);

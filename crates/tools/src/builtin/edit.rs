@@ -15,7 +15,7 @@ use lathe_protocol::{FileChange, ResultView, ToolPreview};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::write::{check_fresh, unified_diff};
+use super::write::{check_fresh, counted_diff};
 use super::{MAX_READ_BYTES, blocking, io_reason, read_limited};
 use crate::context::ToolContext;
 use crate::files::text::{Decoded, LineEnding, decode, encode, line_ending, to_crlf};
@@ -118,7 +118,7 @@ impl Tool for EditFile {
             .map_err(|e| ToolError::Failed(format!("edit_file: cannot write {shown}: {}", io_reason(&e))))?;
         let mtime = tokio::fs::metadata(&path).await.ok().and_then(|m| m.modified().ok());
         ctx.files.record(&path, &new_bytes, mtime);
-        let diff = unified_diff(&decoded.text, &new_text, &shown, MAX_DIFF_CHARS);
+        let (diff, change) = counted_diff(&decoded.text, &new_text, &shown, MAX_DIFF_CHARS);
         let what = if lines.len() == 1 {
             "1 occurrence".to_string()
         } else {
@@ -147,7 +147,7 @@ impl Tool for EditFile {
                 edit: (plan.old.clone(), plan.new.clone()),
             });
         }
-        Ok(ToolOutput { view: Some(view), ..ToolOutput::text(text) })
+        Ok(ToolOutput { view: Some(view), change: Some(change), ..ToolOutput::text(text) })
     }
 }
 

@@ -37,7 +37,7 @@ pub use read::ReadFile;
 pub use shell::Shell;
 pub use todo::TodoWrite;
 pub use walk::{DirEntryName, dir_entries};
-pub use write::{CreateFile, WriteFile, unified_diff};
+pub use write::{CreateFile, WriteFile, counted_diff, unified_diff};
 
 /// The eight built-in tools, in the order their specs are sent.
 pub fn all() -> Vec<Arc<dyn DynTool>> {

@@ -432,6 +432,7 @@ fn render(command: &str, run: Finished, spill_dir: &std::path::Path) -> ToolOutp
         todos: None,
         view: None,
         ledger: Vec::new(),
+        change: None,
     }
 }
 

@@ -11,7 +11,7 @@
 //! result's view is the diff (all additions for a new file); the permission preview is the diff
 //! against the file on disk ([`super::preview`]).
 
-use lathe_protocol::{FileChange, ResultView, ToolPreview};
+use lathe_protocol::{FileChange, FileLines, ResultView, ToolPreview};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -97,28 +97,30 @@ impl Tool for WriteFile {
         let size = stored.bytes.len();
         let kept =
             if stored.kept.is_empty() { String::new() } else { format!("; kept {}", stored.kept.join(", ")) };
-        let (summary, unified) = match (existing, stored.old_text) {
-            (None, _) => (
-                format!("Created {shown} ({size} bytes, {lines} lines)."),
-                unified_diff("", &args.content.replace("\r\n", "\n"), &shown, MAX_PREVIEW_DIFF_CHARS),
-            ),
+        let (summary, unified, change) = match (existing, stored.old_text) {
+            (None, _) => {
+                let new_text = args.content.replace("\r\n", "\n");
+                let (diff, change) = counted_diff("", &new_text, &shown, MAX_PREVIEW_DIFF_CHARS);
+                (format!("Created {shown} ({size} bytes, {lines} lines)."), diff, Some(change))
+            }
             (Some(old), _) if old == stored.bytes => {
-                (format!("Wrote {shown}: content unchanged ({size} bytes)."), String::new())
+                (format!("Wrote {shown}: content unchanged ({size} bytes)."), String::new(), None)
             }
             (Some(old), old_text) => {
                 let shrink = old_text.as_deref().and_then(|old_text| shrink_warning(old_text, &args.content));
                 let old_text = old_text.unwrap_or_else(|| String::from_utf8_lossy(&old).into_owned());
                 let new_text = args.content.replace("\r\n", "\n");
-                let diff = unified_diff(&old_text.replace("\r\n", "\n"), &new_text, &shown, MAX_DIFF_CHARS);
+                let (diff, change) =
+                    counted_diff(&old_text.replace("\r\n", "\n"), &new_text, &shown, MAX_DIFF_CHARS);
                 let mut summary = format!("Overwrote {shown} ({size} bytes, {lines} lines{kept}).\n{diff}");
                 if let Some(warning) = shrink {
                     summary.push_str(&format!("\n{warning}"));
                 }
-                (summary, diff)
+                (summary, diff, Some(change))
             }
         };
         let view = ResultView::Diff { path: shown, unified };
-        Ok(ToolOutput { view: Some(view), ..ToolOutput::text(summary) })
+        Ok(ToolOutput { view: Some(view), change, ..ToolOutput::text(summary) })
     }
 }
 
@@ -320,7 +322,21 @@ pub(crate) fn check_fresh(
 /// A unified diff of `old` → `new` (3 lines of context, `\r` removed for display), cut to
 /// `max_chars` with a note.
 pub fn unified_diff(old: &str, new: &str, label: &str, max_chars: usize) -> String {
+    counted_diff(old, new, label, max_chars).0
+}
+
+/// [`unified_diff`], with the lines added and removed over the whole change (the diff may be cut;
+/// the counts never are), the file named `label`.
+pub fn counted_diff(old: &str, new: &str, label: &str, max_chars: usize) -> (String, FileLines) {
     let diff = similar::TextDiff::from_lines(old, new);
+    let mut lines = FileLines { path: label.to_string(), added: 0, removed: 0 };
+    for change in diff.iter_all_changes() {
+        match change.tag() {
+            similar::ChangeTag::Insert => lines.added = lines.added.saturating_add(1),
+            similar::ChangeTag::Delete => lines.removed = lines.removed.saturating_add(1),
+            similar::ChangeTag::Equal => {}
+        }
+    }
     let text = diff
         .unified_diff()
         .context_radius(3)
@@ -328,11 +344,11 @@ pub fn unified_diff(old: &str, new: &str, label: &str, max_chars: usize) -> Stri
         .to_string()
         .replace('\r', "");
     if text.chars().count() <= max_chars {
-        text
+        (text, lines)
     } else {
         let cut: String = text.chars().take(max_chars).collect();
         let end = cut.rfind('\n').map_or(cut.len(), |i| i + 1);
-        format!("{}[diff cut at {max_chars} chars]\n", &cut[..end])
+        (format!("{}[diff cut at {max_chars} chars]\n", &cut[..end]), lines)
     }
 }
 

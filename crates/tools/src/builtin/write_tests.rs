@@ -147,3 +147,27 @@ async fn the_create_only_variant_creates_but_never_overwrites() {
     assert!(err.contains("already exists") && err.contains("edit_file"), "{err}");
     assert_eq!(ws.bytes("keep.py"), b"def f():\n    return 1\n");
 }
+
+#[tokio::test]
+async fn file_tools_count_the_lines_they_change_even_when_the_diff_is_cut() {
+    let ws = Workspace::new();
+    let many: String = (0..8_000).map(|n| format!("line {n}\n")).collect();
+    let created = ws.call("write_file", json!({"path": "big.txt", "content": many})).await.unwrap();
+    let Some(lathe_protocol::ResultView::Diff { unified, .. }) = &created.view else {
+        panic!("{:?}", created.view)
+    };
+    assert!(unified.contains("[diff cut at"), "the shown diff is cut");
+    let lines = |path: &str, added, removed| lathe_protocol::FileLines { path: path.into(), added, removed };
+    assert_eq!(created.change, Some(lines("big.txt", 8_000, 0)));
+    let edited = ws
+        .call("edit_file", json!({"path": "big.txt", "old_string": "line 7\n", "new_string": "seven\n7\n"}))
+        .await
+        .unwrap();
+    assert_eq!(edited.change, Some(lines("big.txt", 2, 1)));
+    let same = ws.call("write_file", json!({"path": "big.txt", "content": ws_text(&ws)})).await.unwrap();
+    assert_eq!(same.change, None, "an unchanged file is no change");
+}
+
+fn ws_text(ws: &Workspace) -> String {
+    String::from_utf8(ws.bytes("big.txt")).unwrap()
+}
