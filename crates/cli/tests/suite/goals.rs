@@ -292,3 +292,34 @@ async fn a_goal_killed_mid_way_goes_on_with_its_count_after_continue() {
     assert_eq!(out.status.code(), Some(4));
     assert_eq!(checks(&env).iter().filter(|check| check["command"] == "false").count(), 4);
 }
+
+#[tokio::test]
+async fn a_claim_of_passing_tests_without_an_edit_is_not_met_and_flagged() {
+    assert!(pytest_available(), "python3 -m pytest is needed");
+    let env = project();
+    let server = serve(script(vec![answer("All tests pass.")], NOT_MET)).await;
+    let out = output(env.run_against(
+        &server,
+        "anthropic",
+        "make the tests pass",
+        &[
+            "--goal",
+            "tests pass",
+            "--goal-check",
+            CHECK,
+            "--goal-max-iterations",
+            "1",
+            "--output-format",
+            "json",
+        ],
+    ))
+    .await;
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let result = result(&out);
+    assert_eq!(result["goal"]["status"], "budget_limited", "{result}");
+    assert_eq!(result["goal"]["check_exit"], 1);
+    assert_eq!(result["report"]["checks"][0]["command"], CHECK, "{result}");
+    assert_eq!(result["report"]["checks"][0]["exit_code"], 1);
+    let claims = result["report"]["claims"].as_array().expect("claims");
+    assert!(claims.iter().any(|claim| claim["sentence"] == "All tests pass."), "{result}");
+}
