@@ -64,16 +64,17 @@ impl Snapshot {
     pub fn take(workspace: &Path, check: Option<&str>) -> Snapshot {
         let protected = protected_set(workspace, check);
         let mut snapshot = Snapshot::default();
-        let walk = ignore::WalkBuilder::new(workspace).hidden(false).follow_links(false).build();
+        let walk = ignore::WalkBuilder::new(workspace)
+            .hidden(false)
+            .follow_links(false)
+            .filter_entry(|entry| entry.file_name() != ".git")
+            .build();
         for entry in walk.flatten().take(MAX_FILES) {
             if !entry.file_type().is_some_and(|kind| kind.is_file()) {
                 continue;
             }
             let Ok(relative) = entry.path().strip_prefix(workspace) else { continue };
             let relative = relative.to_string_lossy().replace('\\', "/");
-            if relative.starts_with(".git/") {
-                continue;
-            }
             let Ok(meta) = entry.metadata() else { continue };
             let modified = meta
                 .modified()

@@ -22,13 +22,14 @@ fn tests_ci_build_scripts_and_the_checks_own_files_are_protected() {
     ] {
         write(root, path, "x\n");
     }
+    write(root, ".git/hooks/test_hook.py", "x\n");
     let snapshot = Snapshot::take(root, Some("bash ./run.sh && make"));
     let protected: Vec<&str> = snapshot.protected.keys().map(String::as_str).collect();
     assert_eq!(
         protected,
         [".github/workflows/ci.yml", "Makefile", "pkg/util_test.go", "run.sh", "tests/test_x.py"]
     );
-    assert_eq!(snapshot.files.len(), 6);
+    assert_eq!(snapshot.files.len(), 6, "the git dir is not walked");
 }
 
 #[test]
