@@ -85,7 +85,7 @@ fn session_commands_and_skills_complete_after_the_built_in_ones() {
         Some(vec!["/report".to_string(), "/resume".into(), "/rewind".into(), "/release-notes".into()])
     );
     let mut input = InputEditor::default();
-    input.insert("/g");
+    input.insert("/gr");
     let completion = Completion::for_input(&input, Path::new("/"), &user);
     assert_eq!(
         completion.as_ref().map(|c| c.candidates[0].detail.clone()),

@@ -57,6 +57,7 @@ impl UiState {
                     outcome.last_reason
                 );
                 self.push_notice(NoticeKind::Info, &text);
+                self.goal = Some(outcome);
             }
             AgentEvent::ModelChanged { model, provider } => {
                 self.push_notice(NoticeKind::Info, &format!("model: {model} ({provider})"));

@@ -262,3 +262,33 @@ fn report_asks_the_session_and_shows_its_answer_as_a_notice() {
         .collect();
     assert!(shown.contains("report: nothing yet"), "{shown}");
 }
+
+#[test]
+fn goal_sets_the_goal_then_sends_the_prompt_and_shows_its_status() {
+    let text = |state: &mut UiState| -> String {
+        let rows = state.take_history();
+        rows.iter()
+            .map(|row| row.spans.iter().map(|s| s.content.to_string()).collect::<String>() + "\n")
+            .collect()
+    };
+    let mut state = UiState::new(200, super::super::test_screen::session(), Vec::new(), std::env::temp_dir());
+    let now = Instant::now();
+    state.input.insert("/goal tests pass --check \"make test\"");
+    let actions = state.submit(now);
+    let goal = lathe_protocol::goal::GoalSpec::new("tests pass", Some("make test".into()));
+    assert_eq!(
+        actions,
+        vec![
+            Action::Remember("/goal tests pass --check \"make test\"".into()),
+            Action::Op(AgentOp::SetGoal { goal }),
+            Action::Prompt("Work toward this goal: tests pass".into()),
+        ]
+    );
+    state.busy = None;
+    state.input.insert(&format!("/goal {}", "x".repeat(4_001)));
+    state.submit(now);
+    assert!(text(&mut state).contains("goal not set: the goal condition is 4001 characters"));
+    state.input.insert("/goal");
+    state.submit(now);
+    assert!(text(&mut state).contains("no goal; /goal CONDITION"));
+}

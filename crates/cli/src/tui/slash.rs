@@ -32,6 +32,11 @@ pub const COMMANDS: &[CommandInfo] = &[
         argument: "",
         description: "files changed, commands run, claims without evidence",
     },
+    CommandInfo {
+        name: "goal",
+        argument: "[cond]",
+        description: "work toward a condition checked after each turn (--check \"cmd\"); alone: its status",
+    },
     CommandInfo { name: "model", argument: "[name]", description: "show or switch the model" },
     CommandInfo {
         name: "mode",
@@ -76,6 +81,8 @@ pub enum SlashCommand {
     Status,
     /// `/report`
     Report,
+    /// `/goal [condition] [--check "command"]`
+    Goal(Option<String>),
     /// `/model [name]`
     Model(Option<String>),
     /// `/mode [mode]`
@@ -120,6 +127,22 @@ pub enum SlashError {
     },
 }
 
+/// The goal of `/goal <condition> [--check "command"]`: the condition, and the command after
+/// `--check` (quotes around it removed).
+pub fn goal_spec(argument: &str) -> lathe_protocol::goal::GoalSpec {
+    let (condition, check) = match argument.split_once("--check") {
+        Some((condition, check)) => {
+            let check = check.trim();
+            let unquoted = ['"', '\'']
+                .iter()
+                .find_map(|quote| check.strip_prefix(*quote).and_then(|rest| rest.strip_suffix(*quote)));
+            (condition.trim(), Some(unquoted.unwrap_or(check).to_string()))
+        }
+        None => (argument.trim(), None),
+    };
+    lathe_protocol::goal::GoalSpec::new(condition, check)
+}
+
 /// Whether `line` is meant as a command: `/` followed by a word of letters, digits and `-`
 /// (so a prompt starting with a path such as `/usr/bin/env is missing` goes to the model).
 pub fn is_command(line: &str) -> bool {
@@ -144,6 +167,7 @@ pub fn parse(line: &str) -> Result<SlashCommand, SlashError> {
         "cost" => none(SlashCommand::Cost, "cost"),
         "status" => none(SlashCommand::Status, "status"),
         "report" => none(SlashCommand::Report, "report"),
+        "goal" => Ok(SlashCommand::Goal(argument)),
         "model" => Ok(SlashCommand::Model(argument)),
         "mode" | "permissions" => Ok(SlashCommand::Mode(argument)),
         "resume" => Ok(SlashCommand::Resume(argument)),

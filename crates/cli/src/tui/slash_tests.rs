@@ -66,3 +66,17 @@ fn session_commands_and_skills_parse_as_user_commands_and_built_ins_win() {
         Err(SlashError::Unknown { name: "gret".into(), suggestion: None })
     );
 }
+
+#[test]
+fn goal_takes_a_condition_and_an_optional_quoted_check() {
+    assert_eq!(parse("/goal"), Ok(SlashCommand::Goal(None)));
+    let Ok(SlashCommand::Goal(Some(argument))) = parse("/goal tests pass --check \"python3 -m pytest -q\"")
+    else {
+        panic!("not a goal")
+    };
+    let goal = goal_spec(&argument);
+    assert_eq!(goal.condition, "tests pass");
+    assert_eq!(goal.check.as_deref(), Some("python3 -m pytest -q"));
+    assert_eq!(goal_spec("the build is green").check, None);
+    assert_eq!(goal_spec("x --check 'make test'").check.as_deref(), Some("make test"));
+}

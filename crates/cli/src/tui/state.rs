@@ -172,6 +172,8 @@ pub struct UiState {
     last_flushed_blank: bool,
     /// The session's `/name` commands besides the built-in ones (custom commands, skills).
     pub user_commands: Vec<UserCommand>,
+    /// The goal's state as the session last reported it (`/goal` shows it).
+    pub goal: Option<lathe_protocol::goal::GoalOutcome>,
     /// What the sub-agent of each running `task` call has done, by the call's id.
     pub(super) subagents: HashMap<String, SubagentProgress>,
 }
@@ -209,6 +211,7 @@ impl UiState {
             live_key: None,
             last_flushed_blank: true,
             user_commands: Vec::new(),
+            goal: None,
             subagents: HashMap::new(),
         }
     }
