@@ -37,17 +37,15 @@ pub fn report(format: OutputFormat, kind: &str, message: &str, code: u8) -> u8 {
     match format {
         OutputFormat::Text => {}
         OutputFormat::Json | OutputFormat::StreamJson => {
-            let cause = StopCause::Error { kind: kind.to_string(), message: message.to_string() };
-            Printer::new(format, String::new()).finish(
-                &cause,
-                &RunStats::default(),
-                "",
-                &RunReport::default(),
-                None,
-            );
+            result_only(format, StopCause::Error { kind: kind.to_string(), message: message.to_string() });
         }
     }
     code
+}
+
+/// The `result` object of a run that never started: `cause`, no stats, no report, no goal.
+fn result_only(format: OutputFormat, cause: StopCause) {
+    Printer::new(format, String::new()).finish(&cause, &RunStats::default(), "", &RunReport::default(), None);
 }
 
 /// Parses the command line. On a parse error clap's message goes to stderr and, when the
@@ -68,14 +66,7 @@ pub fn parse_cli() -> Result<Cli, u8> {
         let rendered = error.render().to_string();
         let message = rendered.lines().find(|line| !line.trim().is_empty()).unwrap_or("invalid arguments");
         let message = message.trim().trim_start_matches("error: ");
-        let cause = StopCause::Error { kind: USAGE.to_string(), message: message.to_string() };
-        Printer::new(format, String::new()).finish(
-            &cause,
-            &RunStats::default(),
-            "",
-            &RunReport::default(),
-            None,
-        );
+        result_only(format, StopCause::Error { kind: USAGE.to_string(), message: message.to_string() });
     }
     Err(code)
 }

@@ -3,26 +3,15 @@
 //! Met needs the check's exit 0 and the evaluator; rewritten tests end as needs_review; a goal
 //! that cannot be met stalls within its bound; free text is not a verdict.
 
-use std::path::Path;
 use std::process::Command;
 
 use serde_json::{Value, json};
 
-use super::harness::{Env, json_lines, output, serve, stderr};
+use super::harness::{Env, git, json_lines, output, serve, stderr};
 
 const CHECK: &str = "python3 -m pytest -q";
 const MET: &str = r#"{"met": true, "reason": "the check passes", "impossible": false}"#;
 const NOT_MET: &str = r#"{"met": false, "reason": "the tests still fail", "impossible": false}"#;
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-}
 
 /// A git repository with `calc.py` (a wrong `add`) and a failing `tests/test_calc.py`.
 fn project() -> Env {
@@ -259,11 +248,12 @@ async fn a_goal_killed_mid_way_goes_on_with_its_count_after_continue() {
         .spawn()
         .expect("lathe");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !env.sessions_text().contains("\"goal_verdict\"") {
+    // Killed once the first verdict is saved and the second turn's request is waiting for its answer
+    // (turn 1, the evaluator, turn 2).
+    while !(env.sessions_text().contains("\"goal_verdict\"") && server.requests().len() >= 3) {
         assert!(std::time::Instant::now() < deadline, "no verdict was recorded");
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     child.kill().expect("SIGKILL");
     let _ = child.wait();
 

@@ -75,6 +75,17 @@ impl Env {
     }
 }
 
+/// Runs `git ARGS` in `dir` with a test identity and no signing; panics with git's stderr on failure.
+pub fn git(dir: &std::path::Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
 /// The base URL of `server` for a provider name.
 pub fn base_url(server: &MockServer, provider: &str) -> String {
     match provider {

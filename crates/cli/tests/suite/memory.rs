@@ -8,17 +8,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use super::harness::{Env, PROTOCOLS, json_lines, output, request_texts, serve, stderr, stdout};
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-}
+use super::harness::{Env, PROTOCOLS, git, json_lines, output, request_texts, serve, stderr, stdout};
 
 /// An [`Env`] whose workspace is a git repository with one commit.
 fn repo() -> Env {
