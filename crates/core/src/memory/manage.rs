@@ -43,6 +43,7 @@ pub fn find(roots: &Roots, id: &str) -> Result<Entry, MemoryError> {
 pub fn forget(roots: &Roots, id: &str) -> Result<String, MemoryError> {
     let planned = super::remove(roots, &listed_id(roots, id))?;
     super::apply(&planned)?;
+    store::refresh_records(roots);
     Ok(planned.line)
 }
 

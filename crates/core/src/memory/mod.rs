@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 mod clean_lines;
 pub mod command;
 pub mod entry;
+mod entry_cache;
 mod error;
 pub mod index;
 pub mod manage;

@@ -72,6 +72,8 @@ pub struct SessionMemory {
     policy: std::sync::OnceLock<Arc<lathe_policy::Policy>>,
     /// The lines of index and recall text already found free of secrets.
     clean: Mutex<CleanLines>,
+    /// Lathe's cache folder (records of parsed entries and of clean lines).
+    cache_dir: PathBuf,
 }
 
 #[derive(Debug)]
@@ -125,10 +127,11 @@ impl SessionMemory {
             return (None, Vec::new());
         }
         let roots = Roots::for_workspace(lathe_home, workspace);
-        let loaded = store::load(&roots);
+        let cache_dir = lathe_home.join("cache");
+        let loaded = store::load_cached(&roots, Some(&cache_dir));
         // The index and recall are redacted: lines known to be clean are not scanned again, and a
         // secret rule compiles only for text holding one of its words.
-        let clean = CleanLines::load(&lathe_home.join("cache"));
+        let clean = CleanLines::load(&cache_dir);
         let mut warnings: Vec<String> =
             loaded.warnings.iter().map(|warning| format!("memory: {warning}")).collect();
         if mode == MemoryMode::On
@@ -145,6 +148,7 @@ impl SessionMemory {
             state: Mutex::new(State::new(loaded.entries)),
             policy: std::sync::OnceLock::new(),
             clean: Mutex::new(clean),
+            cache_dir,
         };
         (Some(Arc::new(memory)), warnings)
     }
@@ -234,7 +238,7 @@ impl SessionMemory {
 
     /// Loads the entries again and rebuilds the recall index (after a write).
     pub fn reload(&self) {
-        let loaded = store::load(&self.roots);
+        let loaded = store::load_cached(&self.roots, Some(&self.cache_dir));
         if let Ok(mut state) = self.state.lock() {
             *state = State::new(loaded.entries);
         }

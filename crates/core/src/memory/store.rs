@@ -10,8 +10,10 @@
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use super::entry::{self, Entry, Frontmatter};
+use super::entry_cache::{EntryCache, Stamp};
 use super::{INDEX_FILE, MAX_ENTRY_BYTES, Roots, Scope};
 
 /// The entries found and the problems met, one sentence each naming the file.
@@ -25,9 +27,39 @@ pub struct Loaded {
 
 /// Loads every scope of `roots` whose folder exists.
 pub fn load(roots: &Roots) -> Loaded {
+    load_cached(roots, None)
+}
+
+/// Loads every scope of `roots` whose folder exists, taking unchanged entries from the records of
+/// parsed entries kept in `cache_dir` (Lathe's cache folder) and updating those records in the
+/// background; the result is the same as [`load`]'s.
+pub fn load_cached(roots: &Roots, cache_dir: Option<&Path>) -> Loaded {
+    let cache = cache_dir.map(|dir| Caching { dir, now: SystemTime::now(), background: true });
+    load_with(roots, cache)
+}
+
+/// Brings the records of parsed entries in Lathe's cache folder (next to the user scope's folder)
+/// up to date now, so an entry just forgotten leaves no copy there.
+pub fn refresh_records(roots: &Roots) {
+    if let Some(home) = roots.user.parent() {
+        let dir = home.join("cache");
+        load_with(roots, Some(Caching { dir: &dir, now: SystemTime::now(), background: false }));
+    }
+}
+
+/// Where the records of parsed entries are kept, the time their entries are judged recent against
+/// (see [`super::entry_cache::RACY`]) and whether they are written on their own thread.
+#[derive(Clone, Copy)]
+pub(crate) struct Caching<'a> {
+    pub dir: &'a Path,
+    pub now: SystemTime,
+    pub background: bool,
+}
+
+pub(crate) fn load_with(roots: &Roots, cache: Option<Caching<'_>>) -> Loaded {
     let mut loaded = Loaded::default();
     for scope in Scope::ALL {
-        load_into(roots, scope, &mut loaded);
+        load_into(roots, scope, cache, &mut loaded);
     }
     loaded
 }
@@ -35,11 +67,11 @@ pub fn load(roots: &Roots) -> Loaded {
 /// Loads one scope (empty when it has no folder).
 pub fn load_scope(roots: &Roots, scope: Scope) -> Loaded {
     let mut loaded = Loaded::default();
-    load_into(roots, scope, &mut loaded);
+    load_into(roots, scope, None, &mut loaded);
     loaded
 }
 
-fn load_into(roots: &Roots, scope: Scope, loaded: &mut Loaded) {
+fn load_into(roots: &Roots, scope: Scope, caching: Option<Caching<'_>>, loaded: &mut Loaded) {
     let Some(root) = roots.root(scope) else { return };
     let Ok(meta) = fs::metadata(root) else { return };
     if let Err(error) = roots.real_root(scope) {
@@ -54,36 +86,78 @@ fn load_into(roots: &Roots, scope: Scope, loaded: &mut Loaded) {
     }
     let (start, warnings) = (loaded.entries.len(), loaded.warnings.len());
     let mut files = Vec::new();
-    walk(root, "", &mut files, loaded);
-    read_files(scope, files, loaded);
+    walk(root, "", caching.is_some(), &mut files, loaded);
+    let mut cache = caching.map(|caching| (EntryCache::load(caching.dir, root), caching));
+    read_files(scope, &files, cache.as_mut().map(|(cache, caching)| (cache, caching.now)), loaded);
+    if let Some((cache, caching)) = cache {
+        cache.save(caching.background);
+    }
     loaded.entries[start..].sort_by(|a, b| a.file.cmp(&b.file));
     loaded.warnings[warnings..].sort();
 }
 
-/// Reads the files found (`<file>` relative to the scope root, and its path), on a few threads when
-/// there are many: most of the time is spent in the kernel, file by file.
-fn read_files(scope: Scope, files: Vec<(String, PathBuf)>, loaded: &mut Loaded) {
+/// A memory file the walk found.
+struct Found {
+    /// Relative to the scope root, `/`-separated.
+    file: String,
+    path: PathBuf,
+    /// Its stamp, from the walk's stat relative to its folder (only when a record is used).
+    stamp: Option<Stamp>,
+}
+
+/// Reads the files found, on a few threads when there are many: most of the time is spent in the
+/// kernel, file by file. With a `cache`, a file whose stamp is the recorded one is not opened, and
+/// the record is updated with what was read.
+fn read_files(
+    scope: Scope,
+    files: &[Found],
+    mut cache: Option<(&mut EntryCache, SystemTime)>,
+    loaded: &mut Loaded,
+) {
     const PER_THREAD: usize = 128;
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
-    let chunk = files.len().div_ceil(threads).max(PER_THREAD);
-    let read = |part: &[(String, PathBuf)]| -> Vec<Result<Entry, String>> {
-        part.iter().map(|(file, path)| read_entry(scope, file.clone(), path)).collect()
+    let mut results: Vec<Option<Result<Entry, String>>> = match cache.as_ref() {
+        Some((record, _)) => files
+            .iter()
+            .map(|found| {
+                found.stamp.and_then(|stamp| record.get(scope, &found.file, &found.path, stamp)).map(Ok)
+            })
+            .collect(),
+        None => files.iter().map(|_| None).collect(),
     };
-    let results: Vec<Result<Entry, String>> = if files.len() <= PER_THREAD {
-        read(&files)
+    let misses: Vec<usize> = (0..files.len()).filter(|at| results[*at].is_none()).collect();
+    let read = |part: &[usize]| -> Vec<(usize, Result<Entry, String>)> {
+        part.iter().map(|at| (*at, read_entry(scope, files[*at].file.clone(), &files[*at].path))).collect()
+    };
+    let read: Vec<(usize, Result<Entry, String>)> = if misses.len() <= PER_THREAD {
+        read(&misses)
     } else {
-        std::thread::scope(|scope| {
-            let mut parts = files.chunks(chunk);
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
+        let chunk = misses.len().div_ceil(threads).max(PER_THREAD);
+        std::thread::scope(|threads| {
+            let mut parts = misses.chunks(chunk);
             let first = parts.next().unwrap_or(&[]);
-            let others: Vec<_> = parts.map(|part| scope.spawn(move || read(part))).collect();
-            let mut results = read(first);
+            let others: Vec<_> = parts.map(|part| threads.spawn(move || read(part))).collect();
+            let mut read = read(first);
             for other in others {
-                results.extend(other.join().unwrap_or_default());
+                read.extend(other.join().unwrap_or_default());
             }
-            results
+            read
         })
     };
-    for (result, (_, path)) in results.into_iter().zip(&files) {
+    for (at, result) in read {
+        results[at] = Some(result);
+    }
+    if let Some((cache, now)) = cache.as_mut() {
+        let read: Vec<(Stamp, &Entry)> = files
+            .iter()
+            .zip(&results)
+            .filter_map(|(found, result)| Some((found.stamp?, result.as_ref()?.as_ref().ok()?)))
+            .collect();
+        cache.update(&read, *now);
+    }
+    for (result, found) in results.into_iter().zip(files) {
+        let Some(result) = result else { continue };
+        let path = &found.path;
         match result {
             Ok(entry) => {
                 if let Some(warning) = &entry.warning {
@@ -105,7 +179,9 @@ fn read_files(scope: Scope, files: Vec<(String, PathBuf)>, loaded: &mut Loaded) 
     }
 }
 
-fn walk(dir: &Path, prefix: &str, files: &mut Vec<(String, PathBuf)>, loaded: &mut Loaded) {
+/// Finds the memory files under `dir` (`prefix` its path relative to the scope root), with their
+/// stamps when `stamps` (a stat of each name relative to the open folder, no path walk).
+fn walk(dir: &Path, prefix: &str, stamps: bool, files: &mut Vec<Found>, loaded: &mut Loaded) {
     let read = match fs::read_dir(dir) {
         Ok(read) => read,
         Err(error) => {
@@ -148,9 +224,11 @@ fn walk(dir: &Path, prefix: &str, files: &mut Vec<(String, PathBuf)>, loaded: &m
                 item.path().display()
             ));
         } else if kind.is_dir() {
-            walk(&item.path(), &file, files, loaded);
+            walk(&item.path(), &file, stamps, files, loaded);
         } else if kind.is_file() && name.ends_with(".md") && name != INDEX_FILE {
-            files.push((file, item.path()));
+            // Stat before reading: a change after the stat gives a newer stamp next time.
+            let stamp = if stamps { item.metadata().ok().map(|meta| Stamp::of(&meta)) } else { None };
+            files.push(Found { file, path: item.path(), stamp });
         }
     }
 }
