@@ -277,7 +277,8 @@ fn exit_code(cause: &StopCause) -> u8 {
         StopCause::MaxTurns { .. }
         | StopCause::Budget { .. }
         | StopCause::NoProgress { .. }
-        | StopCause::ContextExhausted { .. } => EXIT_LIMIT,
+        | StopCause::ContextExhausted { .. }
+        | StopCause::AutoBlocked { .. } => EXIT_LIMIT,
         StopCause::Cancelled => EXIT_CANCELLED,
         StopCause::Refused | StopCause::Hook { .. } => EXIT_FAILED,
         StopCause::Error { kind, .. } if kind == crate::failure::USAGE => EXIT_USAGE,

@@ -409,6 +409,7 @@ pub fn describe(cause: &StopCause) -> String {
         StopCause::Refused => "the model refused the request".into(),
         StopCause::ContextExhausted { detail } => format!("stopped: {detail}"),
         StopCause::Hook { reason } => format!("stopped by a hook: {reason}"),
+        StopCause::AutoBlocked { detail } => format!("stopped: {detail}"),
         StopCause::Error { message, .. } => format!("error: {message}"),
     }
 }

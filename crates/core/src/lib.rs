@@ -29,6 +29,7 @@
 #![warn(missing_docs)]
 
 pub(crate) mod agent;
+pub mod auto_mode;
 pub(crate) mod commands;
 pub(crate) mod config;
 pub mod context;

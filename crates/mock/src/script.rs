@@ -65,6 +65,10 @@ pub struct Script {
 pub struct SideReply {
     /// The string to look for in the last user-side message's text.
     pub when_last_user_contains: String,
+    /// Further strings the same message must contain (all of them), to tell requests with one
+    /// marker apart: `["stage 2", "rm -rf"]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub and_contains: Vec<String>,
     /// The assistant text of the reply.
     pub text: String,
 }

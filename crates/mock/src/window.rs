@@ -92,7 +92,10 @@ pub fn side_reply<'a>(protocol: Protocol, body: &Value, replies: &'a [SideReply]
         return None;
     }
     let text = last.texts.join("\n");
-    replies.iter().find(|reply| text.contains(&reply.when_last_user_contains))
+    replies.iter().find(|reply| {
+        text.contains(&reply.when_last_user_contains)
+            && reply.and_contains.iter().all(|part| text.contains(part))
+    })
 }
 
 #[cfg(test)]

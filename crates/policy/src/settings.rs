@@ -165,6 +165,22 @@ pub fn load_read(files: &[ReadSettings], home: Option<&Path>) -> Loaded {
             loaded.broken_file(&file.path, "has a `permissions` value that is not an object");
             continue;
         };
+        if let Some(mode) = permissions.get("defaultMode") {
+            // The permission mode comes from the user (flags, ~/.lathe/config.toml): a repository
+            // must not turn on auto mode or bypass for whoever opens it.
+            let mode = mode.as_str().map_or_else(|| mode.to_string(), str::to_string);
+            loaded.problems.push(if file.project {
+                format!(
+                    "{source}: permissions.defaultMode \"{mode}\" is ignored: a project's settings cannot choose \
+                     the permission mode (use --permission-mode, or permission_mode in ~/.lathe/config.toml)"
+                )
+            } else {
+                format!(
+                    "{source}: permissions.defaultMode \"{mode}\" is not read by Lathe (use --permission-mode, or \
+                     permission_mode in ~/.lathe/config.toml)"
+                )
+            });
+        }
         for kind in [RuleKind::Deny, RuleKind::Ask, RuleKind::Allow] {
             let Some(list) = permissions.get(kind.as_str()) else { continue };
             let Some(list) = list.as_array() else {

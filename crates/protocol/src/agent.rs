@@ -269,6 +269,12 @@ pub enum StopCause {
         /// The hook's reason (its stderr or `stopReason`).
         reason: String,
     },
+    /// Auto mode's reviewer blocked too many calls (3 in a row or 20 in the session) and nobody
+    /// can be asked (headless).
+    AutoBlocked {
+        /// How many blocks, and the last reason.
+        detail: String,
+    },
     /// A provider or internal error stopped the run.
     Error {
         /// Stable kind name (`auth`, `bad_request`, `network`, …).
@@ -286,7 +292,7 @@ impl StopCause {
 
     /// Stable subtype name for JSON output: `success`, `error_max_turns`, `error_budget`,
     /// `error_no_progress`, `error_cancelled`, `error_refused`, `error_context`, `error_hook`,
-    /// `error_api`.
+    /// `error_auto_blocked`, `error_api`.
     pub fn subtype(&self) -> &'static str {
         match self {
             StopCause::Completed => "success",
@@ -297,6 +303,7 @@ impl StopCause {
             StopCause::Refused => "error_refused",
             StopCause::ContextExhausted { .. } => "error_context",
             StopCause::Hook { .. } => "error_hook",
+            StopCause::AutoBlocked { .. } => "error_auto_blocked",
             StopCause::Error { .. } => "error_api",
         }
     }

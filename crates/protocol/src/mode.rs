@@ -22,19 +22,24 @@ pub enum PermissionMode {
     DontAsk,
     /// Run everything without asking (`--yolo`).
     Bypass,
+    /// A reviewer model approves or blocks what would ask; read-only calls and edits inside the
+    /// workspace run without review. Set only by the user (flags, user settings), never by a
+    /// project's files.
+    Auto,
 }
 
 impl PermissionMode {
     /// Every mode, in the order help texts list them.
-    pub const ALL: [PermissionMode; 5] = [
+    pub const ALL: [PermissionMode; 6] = [
         PermissionMode::Default,
         PermissionMode::AcceptEdits,
         PermissionMode::Plan,
+        PermissionMode::Auto,
         PermissionMode::DontAsk,
         PermissionMode::Bypass,
     ];
 
-    /// The flag spelling: `default`, `accept-edits`, `plan`, `dont-ask`, `bypass`.
+    /// The flag spelling: `default`, `accept-edits`, `plan`, `auto`, `dont-ask`, `bypass`.
     pub fn as_str(self) -> &'static str {
         match self {
             PermissionMode::Default => "default",
@@ -42,11 +47,12 @@ impl PermissionMode {
             PermissionMode::Plan => "plan",
             PermissionMode::DontAsk => "dont-ask",
             PermissionMode::Bypass => "bypass",
+            PermissionMode::Auto => "auto",
         }
     }
 
     /// Claude Code's spelling, as hook payloads carry it: `default`, `acceptEdits`, `plan`,
-    /// `dontAsk`, `bypassPermissions`.
+    /// `dontAsk`, `bypassPermissions`, `auto`.
     pub fn claude_name(self) -> &'static str {
         match self {
             PermissionMode::Default => "default",
@@ -54,6 +60,7 @@ impl PermissionMode {
             PermissionMode::Plan => "plan",
             PermissionMode::DontAsk => "dontAsk",
             PermissionMode::Bypass => "bypassPermissions",
+            PermissionMode::Auto => "auto",
         }
     }
 }
@@ -66,7 +73,7 @@ impl fmt::Display for PermissionMode {
 
 /// An unknown permission mode name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown permission mode `{0}` (expected default, accept-edits, plan, dont-ask or bypass)")]
+#[error("unknown permission mode `{0}` (expected default, accept-edits, plan, auto, dont-ask or bypass)")]
 pub struct UnknownMode(pub String);
 
 impl FromStr for PermissionMode {
@@ -81,6 +88,7 @@ impl FromStr for PermissionMode {
             "plan" => Ok(PermissionMode::Plan),
             "dont-ask" | "dontAsk" => Ok(PermissionMode::DontAsk),
             "bypass" | "bypassPermissions" | "yolo" => Ok(PermissionMode::Bypass),
+            "auto" => Ok(PermissionMode::Auto),
             other => Err(UnknownMode(other.to_string())),
         }
     }

@@ -165,6 +165,7 @@ pub fn status_line(state: &UiState, width: usize) -> Line<'static> {
         Some(PermissionMode::Bypass) => Style::default().fg(Color::Red),
         Some(PermissionMode::AcceptEdits | PermissionMode::DontAsk) => Style::default().fg(Color::Yellow),
         Some(PermissionMode::Plan) => Style::default().fg(Color::Cyan),
+        Some(PermissionMode::Auto) => Style::default().fg(Color::Magenta),
         Some(PermissionMode::Default) | None => theme::dim(),
     };
     let mode = mode.map_or(String::new(), |mode| mode.to_string());

@@ -1,3 +1,4 @@
+mod auto_mode;
 mod context;
 #[cfg(feature = "local")]
 mod context_local;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use lathe_policy::{PermissionMode, Policy};
 use tokio::sync::watch;
 
+use crate::auto_mode::Reviewer;
 use crate::exec::Approver;
 
 /// The permission policy, the approver that answers its `ask`s, and the front end's mode changes.
@@ -14,11 +15,14 @@ pub(super) struct Controls {
     approver: Option<Arc<dyn Approver>>,
     /// Permission-mode changes from the front end, read before each response's calls run.
     modes: Option<watch::Receiver<PermissionMode>>,
+    /// Auto mode's reviewer, and whether this agent is the session's (it then tells the reviewer
+    /// the user's messages; a sub-agent's are its parent's, never its own task prompt).
+    reviewer: Option<(Arc<Reviewer>, bool)>,
 }
 
 impl Controls {
     pub(super) fn new(policy: Arc<Policy>) -> Controls {
-        Controls { policy, approver: None, modes: None }
+        Controls { policy, approver: None, modes: None, reviewer: None }
     }
 
     pub(super) fn mode(&self) -> PermissionMode {
@@ -27,6 +31,19 @@ impl Controls {
 
     pub(super) fn set_mode(&mut self, mode: PermissionMode) {
         self.policy.set_mode(mode);
+        if let (PermissionMode::Auto, Some((reviewer, true))) = (mode, &self.reviewer) {
+            // Choosing auto mode again starts the breaker's count afresh.
+            reviewer.reset();
+        }
+    }
+
+    /// The reviewer of auto mode, and whether this agent owns it.
+    pub(super) fn reviewer(&self) -> Option<(&Reviewer, bool)> {
+        self.reviewer.as_ref().map(|(reviewer, owns)| (reviewer.as_ref(), *owns))
+    }
+
+    pub(super) fn set_reviewer(&mut self, reviewer: Arc<Reviewer>, owns: bool) {
+        self.reviewer = Some((reviewer, owns));
     }
 
     pub(super) fn policy(&self) -> &Arc<Policy> {

@@ -165,6 +165,13 @@ impl Agent {
         self
     }
 
+    /// Sets auto mode's reviewer: the session's own (`owns`: it is told the user's messages before
+    /// each response's calls run) or a sub-agent's parent's.
+    pub fn with_reviewer(mut self, reviewer: Arc<crate::auto_mode::Reviewer>, owns: bool) -> Agent {
+        self.controls.set_reviewer(reviewer, owns);
+        self
+    }
+
     /// Sets the interactive approver; without one, every `ask` is a denial (headless).
     pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Agent {
         self.controls.set_approver(approver);

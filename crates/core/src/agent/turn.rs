@@ -262,11 +262,16 @@ impl Agent {
         self.send_warnings(events);
         let mut ctx = self.ctx.clone();
         ctx.cancel = cancel.child_token();
+        if let Some((reviewer, true)) = self.controls.reviewer() {
+            reviewer.set_user_messages(crate::auto_mode::Reviewer::user_messages_of(self.transcript.items()));
+        }
         let executor = Executor {
             tools: &self.tools,
             ctx: &ctx,
             policy: self.controls.policy(),
             approver: self.controls.approver(),
+            reviewer: self.controls.reviewer().map(|(reviewer, _)| reviewer),
+            auto_blocked: std::sync::Mutex::new(None),
             events,
             prompt_lock: Mutex::new(()),
             cut_short: matches!(stop, StopReason::MaxTokens | StopReason::Refusal).then_some(stop),
@@ -275,6 +280,7 @@ impl Agent {
         };
         let executed = executor.run_all(calls, &mut turn.guard).await;
         let hook_stop = executor.stop.into_inner().ok().flatten();
+        let auto_blocked = executor.auto_blocked.into_inner().ok().flatten();
         for (call, done) in calls.iter().zip(executed) {
             self.totals.count_tool_call();
             let _ = events.send(AgentEvent::ToolResult {
@@ -290,12 +296,16 @@ impl Agent {
             }
         }
         self.load_rules_for(calls);
+        self.fold_review_usage(events);
         self.fold_subagent_usage(events);
         if cancel.is_cancelled() {
             return Some(StopCause::Cancelled);
         }
         if let Some(reason) = hook_stop {
             return Some(StopCause::Hook { reason });
+        }
+        if let Some(detail) = auto_blocked {
+            return Some(StopCause::AutoBlocked { detail });
         }
         turn.guard
             .stalled()

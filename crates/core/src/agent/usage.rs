@@ -20,6 +20,14 @@ impl Agent {
         let _ = events.send(AgentEvent::Usage { last: *usage, stats: self.totals.stats(), context: None });
     }
 
+    /// Adds the tokens and cost of auto mode's review requests since the last call to the totals.
+    pub(super) fn fold_review_usage(&mut self, events: &mpsc::UnboundedSender<AgentEvent>) {
+        let usage = self.controls.reviewer().map(|(reviewer, _)| reviewer.take_usage()).unwrap_or_default();
+        for usage in usage {
+            self.record_side_usage(&usage, events);
+        }
+    }
+
     /// Adds the tokens and cost of the sub-agents that ran since the last call to the totals.
     pub(super) fn fold_subagent_usage(&mut self, events: &mpsc::UnboundedSender<AgentEvent>) {
         if self.totals.fold_subagents() {

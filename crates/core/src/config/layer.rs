@@ -169,6 +169,14 @@ pub struct MemoryEntry {
     pub mode: Option<crate::memory::session::MemoryMode>,
 }
 
+/// Auto mode settings (`[auto_mode]`; user config and flags only).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AutoModeEntry {
+    /// The model the reviewer asks (default: the session's model, at the session's provider).
+    pub reviewer_model: Option<String>,
+}
+
 /// One configuration layer (a file, the environment, or the flags).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -225,6 +233,9 @@ pub struct ConfigLayer {
     /// Long-term memory settings.
     #[serde(default)]
     pub memory: MemoryEntry,
+    /// Auto mode settings.
+    #[serde(default)]
+    pub auto_mode: AutoModeEntry,
 }
 
 impl ConfigLayer {
@@ -273,12 +284,17 @@ impl ConfigLayer {
     /// elsewhere. What it may not set is dropped with a warning naming `path`.
     pub fn untrusted(mut self, path: &Path) -> (ConfigLayer, Vec<String>) {
         let mut dropped = Vec::new();
-        if let Some(mode @ (PermissionMode::AcceptEdits | PermissionMode::Bypass)) = self.permission_mode {
+        if let Some(mode @ (PermissionMode::AcceptEdits | PermissionMode::Bypass | PermissionMode::Auto)) =
+            self.permission_mode
+        {
             dropped.push(format!("permission_mode = \"{mode}\""));
             self.permission_mode = None;
         }
         if self.base_url.take().is_some() {
             dropped.push("base_url".to_string());
+        }
+        if std::mem::take(&mut self.auto_mode) != AutoModeEntry::default() {
+            dropped.push("auto_mode".to_string());
         }
         if let Some(mode @ (SandboxMode::Off | SandboxMode::WorkspaceWrite)) = self.sandbox.mode {
             dropped.push(format!("sandbox.mode = \"{}\"", mode.as_str()));

@@ -326,6 +326,7 @@ fn with_hook(decision: Decision, hook: Option<PermissionVerdict>) -> Decision {
             reason: format!("a PreToolUse hook asks: {reason}"),
             hint: Some("the PreToolUse hook's approval".into()),
             suggestions: Vec::new(),
+            review: false,
         },
         (Some(PermissionVerdict::Allow(_) | PermissionVerdict::Ask(_)) | None, _) => decision,
     }

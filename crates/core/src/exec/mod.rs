@@ -68,6 +68,11 @@ pub(crate) struct Executor<'a> {
     pub ctx: &'a ToolContext,
     pub policy: &'a Policy,
     pub approver: Option<&'a dyn Approver>,
+    /// Auto mode's reviewer: decides the asks the policy marks for review.
+    pub reviewer: Option<&'a crate::auto_mode::Reviewer>,
+    /// Set when auto mode had fallen back to asking and nobody can be asked (headless): why; the
+    /// run stops after this batch (`error_auto_blocked`).
+    pub auto_blocked: std::sync::Mutex<Option<String>>,
     pub events: &'a mpsc::UnboundedSender<AgentEvent>,
     /// Serialises permission prompts so concurrent calls never ask at once.
     pub prompt_lock: Mutex<()>,
@@ -302,6 +307,45 @@ impl Executor<'_> {
         Decision { verdict: Verdict::Allow, by, ..decision }
     }
 
+    /// Puts a call to auto mode's reviewer: its allow or block, or (`Err`) the ask a person gets
+    /// once auto mode fell back to asking. Headless, that ask is a denial and the run stops.
+    async fn review(
+        &self,
+        reviewer: &crate::auto_mode::Reviewer,
+        call: &ToolCall,
+        decision: Decision,
+    ) -> Result<Decision, Decision> {
+        if let Some(why) = reviewer.fallen_back() {
+            if self.approver.is_none() {
+                if let Ok(mut slot) = self.auto_blocked.lock() {
+                    slot.get_or_insert_with(|| why.clone());
+                }
+                return Ok(Decision {
+                    verdict: Verdict::Deny,
+                    by: "auto mode".into(),
+                    reason: format!("{why}, and nobody can be asked (headless): the run stops"),
+                    review: false,
+                    ..decision
+                });
+            }
+            let reason = format!("{} ({why})", decision.reason);
+            return Err(Decision { reason, review: false, ..decision });
+        }
+        let review = reviewer.review(call, &self.ctx.workspace, &self.ctx.cancel).await;
+        let by = review.by();
+        Ok(if review.allow {
+            Decision { verdict: Verdict::Allow, by, review: false, ..decision }
+        } else {
+            Decision {
+                verdict: Verdict::Deny,
+                by,
+                reason: format!("blocked by auto mode: {}", review.reason),
+                review: false,
+                ..decision
+            }
+        })
+    }
+
     /// Stores `rules` for "always"; says what happened (a warning event when it could not).
     fn remember(&self, rules: &[String]) -> String {
         if rules.is_empty() {
@@ -370,6 +414,15 @@ impl CallEnv for Executor<'_> {
         decision: Decision,
     ) -> BoxFuture<'a, Decision> {
         Box::pin(async move {
+            let decision = match (decision.verdict, self.reviewer) {
+                (Verdict::Ask, Some(reviewer)) if decision.review => {
+                    match self.review(reviewer, call, decision).await {
+                        Ok(decided) => return decided,
+                        Err(fallen_back) => fallen_back,
+                    }
+                }
+                _ => decision,
+            };
             match (decision.verdict, self.approver) {
                 (Verdict::Ask, Some(approver)) => self.ask_user(approver, tool, call, decision).await,
                 (Verdict::Allow | Verdict::Ask | Verdict::Deny, _) => decision.headless(),

@@ -217,6 +217,7 @@ impl SessionBuilder {
         let settings = config.agent_settings(&resolved);
         let meter = Arc::new(UsageMeter::default());
         let policy = permissions.policy;
+        let reviewer = auto_reviewer(&config.layer, &resolved, &home, &mut warnings);
         let parent = |tools| Parent {
             provider: resolved.provider.clone(),
             settings: settings.clone(),
@@ -224,6 +225,7 @@ impl SessionBuilder {
             environment: prompt.system.get(1).cloned(),
             policy: policy.clone(),
             approver: approver.clone().map(|approver| approver as Arc<dyn crate::Approver>),
+            reviewer: reviewer.clone(),
             events: events.clone(),
             transcripts: session_file
                 .as_ref()
@@ -279,7 +281,8 @@ impl SessionBuilder {
                 .with_rules(prompt.rules)
                 .with_session_context(session_context)
                 .with_usage_meter(meter)
-                .with_hooks(hooks);
+                .with_hooks(hooks)
+                .with_reviewer(reviewer, true);
         if let Some(memory) = memory {
             agent = agent.with_memory(memory);
         }
@@ -412,6 +415,27 @@ async fn local_listing(tools: &ToolRegistry, ctx: &ToolContext) -> Option<String
         listing.push_str("\n…");
     }
     Some(format!("\n\nFiles in the workspace:\n{}\n", listing.trim_end()))
+}
+
+/// Auto mode's reviewer for a session at `resolved`: `[auto_mode] reviewer_model` (default the
+/// session's model) at the session's provider, with Lathe's rules and the user's
+/// `~/.lathe/auto-mode.md`. Built for every session (it sends nothing until a call is reviewed),
+/// so switching to auto mode later works.
+fn auto_reviewer(
+    layer: &crate::config::ConfigLayer,
+    resolved: &ResolvedProvider,
+    lathe_home: &Path,
+    warnings: &mut Vec<String>,
+) -> Arc<crate::auto_mode::Reviewer> {
+    let (rules, problem) = crate::auto_mode::rules::load(lathe_home);
+    warnings.extend(problem);
+    let model = layer.auto_mode.reviewer_model.clone().unwrap_or_else(|| resolved.model.clone());
+    Arc::new(crate::auto_mode::Reviewer::new(
+        resolved.provider.clone(),
+        model,
+        resolved.profile.thinking_format,
+        rules,
+    ))
 }
 
 #[cfg(test)]

@@ -55,6 +55,9 @@ pub struct Parent {
     pub policy: Arc<Policy>,
     /// The parent's approver (interactive sessions).
     pub approver: Option<Arc<dyn Approver>>,
+    /// The session's auto-mode reviewer: a sub-agent's calls are reviewed against the session
+    /// user's messages, and count toward the same breaker.
+    pub reviewer: Arc<crate::auto_mode::Reviewer>,
     /// The parent's event stream.
     pub events: mpsc::UnboundedSender<AgentEvent>,
     /// Where transcripts go (`<session>/subagents`); `None` when nothing is saved.
@@ -152,7 +155,8 @@ impl TaskTool {
         let mut agent =
             Agent::new(parent.provider.clone(), tools, sub_ctx, system, Vec::new(), writer, settings)
                 .with_policy(parent.policy.clone())
-                .with_subagent_hooks(parent.hooks.clone());
+                .with_subagent_hooks(parent.hooks.clone())
+                .with_reviewer(parent.reviewer.clone(), false);
         if let Some(approver) = &parent.approver {
             agent = agent.with_approver(approver.clone());
         }
@@ -227,6 +231,7 @@ fn outcome(
         StopCause::Refused => stopped("the model refused".into()),
         StopCause::ContextExhausted { detail } => stopped(format!("context window exhausted: {detail}")),
         StopCause::Hook { reason } => stopped(format!("a hook stopped it: {reason}")),
+        StopCause::AutoBlocked { detail } => stopped(detail),
         StopCause::Error { message, .. } => stopped(format!("error: {message}")),
     }
 }

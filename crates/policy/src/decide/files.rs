@@ -49,6 +49,7 @@ impl Ctx<'_> {
                 PermissionMode::Default
                 | PermissionMode::AcceptEdits
                 | PermissionMode::Plan
+                | PermissionMode::Auto
                 | PermissionMode::DontAsk => {
                     let hint = format!(
                         "add `{rule}` to permissions.allow in .lathe/settings.json, or rerun with --yolo"

@@ -9,7 +9,9 @@
 //! 4. **Allow rules** and what is harmless by nature (reading inside the workspace, read-only
 //!    commands) allow.
 //! 5. **The mode** decides the rest: `bypass` allows, `accept-edits` allows workspace edits,
-//!    `default` asks, `dont-ask` denies, `plan` denies everything but the plan file.
+//!    `default` asks, `dont-ask` denies, `plan` denies everything but the plan file, `auto` allows
+//!    workspace edits and hands the rest to the reviewer ([`Decision::review`]), as it does with
+//!    the hard limits' asks (ask rules still ask a person).
 //! 6. A command that would run without asking but is not read-only asks when the configured OS
 //!    sandbox is unavailable.
 //!
@@ -58,6 +60,9 @@ pub struct Decision {
     pub hint: Option<String>,
     /// For an ask: the prefix rules an "always" answer stores (empty when none is safe).
     pub suggestions: Vec<String>,
+    /// For an ask in mode `auto`: the reviewer decides instead of a person (not for ask rules or
+    /// settings problems, which always ask a person).
+    pub review: bool,
 }
 
 impl Decision {
@@ -68,6 +73,7 @@ impl Decision {
             reason: String::new(),
             hint: None,
             suggestions: Vec::new(),
+            review: false,
         }
     }
 
@@ -78,6 +84,7 @@ impl Decision {
             reason: reason.into(),
             hint: None,
             suggestions: Vec::new(),
+            review: false,
         }
     }
 
@@ -88,6 +95,7 @@ impl Decision {
             reason: reason.into(),
             hint: Some(hint.into()),
             suggestions: Vec::new(),
+            review: false,
         }
     }
 
@@ -116,10 +124,12 @@ impl Decision {
         }
     }
 
-    /// One line for receipts: `allow (read-only command)`, `deny (rule … in …)`.
+    /// One line for receipts: `allow (read-only command)`, `deny (rule … in …)`, `review (mode
+    /// auto)`.
     pub fn summary(&self) -> String {
         let verdict = match self.verdict {
             Verdict::Allow => "allow",
+            Verdict::Ask if self.review => "review",
             Verdict::Ask => "ask",
             Verdict::Deny => "deny",
         };
@@ -327,9 +337,15 @@ impl Ctx<'_> {
         })
     }
 
-    /// An ask, except in the modes that cannot ask: `dont-ask` denies, and so does `plan`.
+    /// An ask, except in the modes that cannot ask: `dont-ask` denies, and so does `plan`; in
+    /// `auto` the reviewer takes it, unless an ask rule or a settings problem made it (those ask a
+    /// person in every mode).
     fn ask(&self, decision: Decision) -> Decision {
         match self.mode {
+            PermissionMode::Auto => {
+                let review = !(decision.by.starts_with("ask rule") || decision.by == "settings problem");
+                Decision { review, ..decision }
+            }
             PermissionMode::DontAsk => Decision {
                 verdict: Verdict::Deny,
                 reason: format!("{}; mode dont-ask denies calls that need approval", decision.reason),
@@ -351,6 +367,8 @@ impl Ctx<'_> {
     fn by_mode(&self, reason: String, hint: &str, edit: bool) -> Decision {
         match self.mode {
             PermissionMode::Bypass => Decision::allow("mode bypass"),
+            PermissionMode::Auto if edit => Decision::allow("mode auto (an edit inside the workspace)"),
+            PermissionMode::Auto => Decision { review: true, ..Decision::ask("mode auto", reason, hint) },
             PermissionMode::AcceptEdits if edit => Decision::allow("mode accept-edits"),
             PermissionMode::Default | PermissionMode::AcceptEdits => {
                 Decision::ask(format!("mode {}", self.mode), reason, hint)
