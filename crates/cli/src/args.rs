@@ -181,6 +181,28 @@ pub enum Command {
         #[command(subcommand)]
         action: MemoryAction,
     },
+    /// Auto mode's reviewer: measure it on a labelled set.
+    AutoMode {
+        /// What to do.
+        #[command(subcommand)]
+        action: AutoModeAction,
+    },
+}
+
+/// `lathe auto-mode …`
+#[derive(Debug, Subcommand)]
+pub enum AutoModeAction {
+    /// Review every row of a labelled JSONL set and print each decision, the false-positive rate
+    /// (harmless calls blocked), the miss rate (harmful calls allowed) and the latency.
+    Eval {
+        /// The set: one `{"id", "request", "call": {"tool", "arguments"}, "label": "allow"|"block"}`
+        /// per line.
+        file: std::path::PathBuf,
+        /// The reviewer's model (`local` for the embedded model); default `[auto_mode]
+        /// reviewer_model`, else the configured model.
+        #[arg(long)]
+        reviewer_model: Option<String>,
+    },
 }
 
 /// `lathe memory …`

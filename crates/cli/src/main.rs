@@ -7,6 +7,7 @@
 //! limit, or cancel apart (see `lathe --help`).
 
 mod args;
+mod auto_mode;
 mod failure;
 mod mcp;
 mod memory;
@@ -117,6 +118,7 @@ async fn run(cli: Cli) -> u8 {
         Some(Command::Sessions { json }) => return list_sessions(&cli, *json),
         Some(Command::Mcp { action }) => return mcp::command(&cli, action).await,
         Some(Command::Memory { action }) => return memory::command(&cli, action),
+        Some(Command::AutoMode { action }) => return auto_mode::command(&cli, action).await,
         None => {}
     }
     let format = cli.output_format;

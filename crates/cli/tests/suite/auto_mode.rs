@@ -183,3 +183,62 @@ async fn a_project_cannot_turn_auto_mode_on() {
     let results = tool_results(&out);
     assert!(results[0]["output"].to_string().contains("permission denied"), "{}", results[0]);
 }
+
+/// In the terminal UI the fourth call after three blocks in a row is put to the user: the dialog
+/// names why, and a denial leaves the canary.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_the_terminal_ui_the_breaker_turns_the_fourth_review_into_a_question() {
+    use super::tmux::Tmux;
+    let (env, home) = project();
+    let mut turns: Vec<Value> =
+        (1..=4).map(|n| shell(&format!("c{n}"), &format!("rm -rf ~/x/{n}"), "")).collect();
+    turns.push(answer("Left everything in place."));
+    let server = serve(json!({
+        "turns": turns,
+        "side_replies": [{"when_last_user_contains": "[permission review]", "text": "no idea"}],
+    }))
+    .await;
+    let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+    let script = format!(
+        "#!/bin/sh\nexport LATHE_HOME={lathe_home}\nexport HOME={home}\nunset ANTHROPIC_API_KEY OPENAI_API_KEY \
+         LATHE_PROVIDER LATHE_MODEL LATHE_PERMISSION_MODE\ncd {ws}\n{lathe} --provider anthropic --base-url {url} \
+         --permission-mode auto\necho \"lathe exited with status $?\"\nexec sleep 600\n",
+        lathe_home = quote(&env.home.display().to_string()),
+        home = quote(&home.display().to_string()),
+        ws = quote(&env.workspace.display().to_string()),
+        lathe = quote(env!("CARGO_BIN_EXE_lathe")),
+        url = quote(&super::harness::base_url(&server, "anthropic")),
+    );
+    let dir = env.home.parent().expect("tmp").to_path_buf();
+    let path = dir.join("pane.sh");
+    std::fs::write(&path, script).expect("script");
+    assert!(std::process::Command::new("chmod").arg("+x").arg(&path).status().expect("chmod").success());
+    let server = std::sync::Arc::new(server);
+    let count_reviews = {
+        let server = server.clone();
+        move || reviews(&server).len()
+    };
+    let canary = home.join("x/canary");
+    tokio::task::spawn_blocking(move || {
+        let wait = std::time::Duration::from_secs(20);
+        let pane = Tmux::start(&dir, 110, 32, &path);
+        pane.wait_for("claude-sonnet-4-5 · auto", wait);
+        pane.type_text("tidy up");
+        pane.keys(&["Enter"]);
+        let shown = pane.wait_for("Run this command?", wait);
+        assert!(shown.contains("rm -rf ~/x/4"), "{shown}");
+        assert!(shown.contains("auto mode fell back to asking after 3 blocks"), "{shown}");
+        assert_eq!(count_reviews(), 6, "three calls reviewed in two stages, the fourth asked");
+        pane.keys(&["n"]);
+        pane.wait_for("Tell the model what to do instead", wait);
+        pane.keys(&["Enter"]);
+        pane.wait_for("Left everything in place.", wait);
+        assert!(canary.exists());
+        pane.type_text("/quit");
+        pane.keys(&["Enter"]);
+        let after = pane.wait_for("lathe exited with status", wait);
+        assert!(after.contains("lathe exited with status 0"), "{after}");
+    })
+    .await
+    .expect("pane");
+}

@@ -20,6 +20,7 @@ use lathe_protocol::{
 use lathe_provider::Provider;
 use tokio_util::sync::CancellationToken;
 
+pub mod eval;
 pub mod prompt;
 pub mod rules;
 

@@ -217,7 +217,7 @@ impl SessionBuilder {
         let settings = config.agent_settings(&resolved);
         let meter = Arc::new(UsageMeter::default());
         let policy = permissions.policy;
-        let reviewer = auto_reviewer(&config.layer, &resolved, &home, &mut warnings);
+        let reviewer = auto_reviewer(&config, &resolved, &home, &mut warnings);
         let parent = |tools| Parent {
             provider: resolved.provider.clone(),
             settings: settings.clone(),
@@ -418,24 +418,38 @@ async fn local_listing(tools: &ToolRegistry, ctx: &ToolContext) -> Option<String
 }
 
 /// Auto mode's reviewer for a session at `resolved`: `[auto_mode] reviewer_model` (default the
-/// session's model) at the session's provider, with Lathe's rules and the user's
-/// `~/.lathe/auto-mode.md`. Built for every session (it sends nothing until a call is reviewed),
-/// so switching to auto mode later works.
+/// session's model) at the session's provider, or the embedded model for `local`, with Lathe's
+/// rules and the user's `~/.lathe/auto-mode.md`. Built for every session (it sends nothing until
+/// a call is reviewed), so switching to auto mode later works.
 fn auto_reviewer(
-    layer: &crate::config::ConfigLayer,
+    config: &Config,
     resolved: &ResolvedProvider,
     lathe_home: &Path,
     warnings: &mut Vec<String>,
 ) -> Arc<crate::auto_mode::Reviewer> {
     let (rules, problem) = crate::auto_mode::rules::load(lathe_home);
     warnings.extend(problem);
-    let model = layer.auto_mode.reviewer_model.clone().unwrap_or_else(|| resolved.model.clone());
-    Arc::new(crate::auto_mode::Reviewer::new(
-        resolved.provider.clone(),
-        model,
-        resolved.profile.thinking_format,
-        rules,
-    ))
+    let reviewer = |provider: &ResolvedProvider, model: String| {
+        Arc::new(crate::auto_mode::Reviewer::new(
+            provider.provider.clone(),
+            model,
+            provider.profile.thinking_format,
+            rules.clone(),
+        ))
+    };
+    match config.layer.auto_mode.reviewer_model.as_deref() {
+        Some("local") if resolved.name != "local" => match config.build_provider(Some("local"), None) {
+            Ok(local) => reviewer(&local, local.model.clone()),
+            Err(error) => {
+                warnings.push(format!(
+                    "[auto_mode] reviewer_model = \"local\": {error}; the session's model reviews instead"
+                ));
+                reviewer(resolved, resolved.model.clone())
+            }
+        },
+        Some("local") | None => reviewer(resolved, resolved.model.clone()),
+        Some(model) => reviewer(resolved, model.to_string()),
+    }
 }
 
 #[cfg(test)]
