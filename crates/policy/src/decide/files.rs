@@ -217,6 +217,12 @@ impl Ctx<'_> {
         if let Some(rule) = self.rules.find(RuleKind::Allow, |rule| rule.matches_tool(self.tool)) {
             return Decision::allow(rule.to_string());
         }
+        if read_only && self.mode == PermissionMode::Auto && self.tool == "task" {
+            // A sub-agent's own calls are decided one by one; in auto mode starting one is
+            // reviewed too (it spends the session's budget on the model's say-so).
+            let hint = "add `task` to permissions.allow in ~/.lathe/settings.json";
+            return Decision { review: true, ..Decision::ask("mode auto", "starts a sub-agent", hint) };
+        }
         if read_only {
             return Decision::allow("read-only tool");
         }

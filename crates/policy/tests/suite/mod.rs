@@ -1,3 +1,4 @@
+mod auto_mode;
 mod bad_input;
 mod decisions;
 mod memory;
