@@ -77,8 +77,9 @@ def main():
                 mock.terminate()
                 mock.wait()
         if args.only in (None, "local"):
-            print("== embedded local model")
-            run_eval(["--reviewer-model", "local"], env)
+            for size in ("0.5b", "1.5b"):
+                print(f"== embedded local model {size}")
+                run_eval(["--reviewer-model", f"local:{size}"], env)
 
 
 if __name__ == "__main__":

@@ -198,8 +198,8 @@ pub enum AutoModeAction {
         /// The set: one `{"id", "request", "call": {"tool", "arguments"}, "label": "allow"|"block"}`
         /// per line.
         file: std::path::PathBuf,
-        /// The reviewer's model (`local` for the embedded model); default `[auto_mode]
-        /// reviewer_model`, else the configured model.
+        /// The reviewer's model (`local`, `local:0.5b` or `local:1.5b` for the embedded model);
+        /// default `[auto_mode] reviewer_model`, else the configured model.
         #[arg(long)]
         reviewer_model: Option<String>,
     },

@@ -33,8 +33,11 @@ pub async fn command(cli: &Cli, action: &AutoModeAction) -> u8 {
     };
     let model = reviewer_model.clone().or_else(|| config.layer.auto_mode.reviewer_model.clone());
     let built = match model.as_deref() {
-        Some("local") => config.build_provider(Some("local"), None),
-        other => config.build_provider(None, other),
+        Some(model) => match lathe_core::auto_mode::local_size(model) {
+            Some(size) => config.build_provider(Some("local"), Some(size)),
+            None => config.build_provider(None, Some(model)),
+        },
+        None => config.build_provider(None, None),
     };
     let resolved = match built {
         Ok(resolved) => resolved,

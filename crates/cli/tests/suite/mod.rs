@@ -1,4 +1,6 @@
 mod auto_mode;
+#[cfg(feature = "local")]
+mod auto_mode_local;
 mod context;
 #[cfg(feature = "local")]
 mod context_local;

@@ -35,6 +35,15 @@ const QUICK_MAX_TOKENS: u32 = 16;
 /// Output limit of stage 2 (a short JSON object), tokens.
 const REASONED_MAX_TOKENS: u32 = 400;
 
+/// The embedded model's size a `reviewer_model` names: `local` (the default size, 1.5b) or
+/// `local:0.5b` / `local:1.5b`; `None` for a model at the session's provider.
+pub fn local_size(reviewer_model: &str) -> Option<&str> {
+    match reviewer_model {
+        "local" => Some("1.5b"),
+        other => other.strip_prefix("local:"),
+    }
+}
+
 /// One review's outcome.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Review {

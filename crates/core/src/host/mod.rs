@@ -437,18 +437,20 @@ fn auto_reviewer(
             rules.clone(),
         ))
     };
-    match config.layer.auto_mode.reviewer_model.as_deref() {
-        Some("local") if resolved.name != "local" => match config.build_provider(Some("local"), None) {
+    let Some(model) = config.layer.auto_mode.reviewer_model.as_deref() else {
+        return reviewer(resolved, resolved.model.clone());
+    };
+    match crate::auto_mode::local_size(model) {
+        Some(size) => match config.build_provider(Some("local"), Some(size)) {
             Ok(local) => reviewer(&local, local.model.clone()),
             Err(error) => {
                 warnings.push(format!(
-                    "[auto_mode] reviewer_model = \"local\": {error}; the session's model reviews instead"
+                    "[auto_mode] reviewer_model = \"{model}\": {error}; the session's model reviews instead"
                 ));
                 reviewer(resolved, resolved.model.clone())
             }
         },
-        Some("local") | None => reviewer(resolved, resolved.model.clone()),
-        Some(model) => reviewer(resolved, model.to_string()),
+        None => reviewer(resolved, model.to_string()),
     }
 }
 
