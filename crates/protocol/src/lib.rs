@@ -52,4 +52,4 @@ pub use ledger::{
 pub use mode::{PermissionMode, UnknownMode};
 pub use preview::{FileChange, ResultView, ToolPreview};
 pub use report::{CheckRun, Claim, CommandRun, FileChanged, RunReport};
-pub use request::{ModelRequest, SystemBlock, ThinkingConfig, ToolSpec};
+pub use request::{ModelRequest, ResponseFormat, SystemBlock, ThinkingConfig, ToolSpec};
