@@ -172,6 +172,12 @@ pub enum AgentEvent {
         /// The files that were restored, re-created or deleted.
         files: Vec<FileRewind>,
     },
+    /// A loop's state: when it starts, after each tick, when it ends (`state.ended` says why), and
+    /// when a resumed session finds one running.
+    Loop {
+        /// Where the loop stands.
+        state: crate::loops::LoopState,
+    },
     /// A goal's state after an iteration (and when it ends, before the run's `Finished`).
     Goal {
         /// Where the goal stands.

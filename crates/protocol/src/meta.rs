@@ -124,4 +124,19 @@ pub enum Meta {
         /// Why.
         reason: String,
     },
+    /// The iteration budget of the active goal was raised (`/goal budget +N`); a goal that had
+    /// ended `budget_limited` is active again.
+    GoalBudget {
+        /// The budget from here on.
+        max_iterations: u32,
+    },
+    /// A loop started (`/loop`).
+    LoopStart(crate::loops::LoopStart),
+    /// A tick of the loop ended; the next one is due at its `next_ms`.
+    LoopTick(crate::loops::LoopTick),
+    /// The loop ended: stopped, done (a self-paced tick scheduled no wakeup), or a cap reached.
+    LoopEnd {
+        /// Why.
+        reason: String,
+    },
 }

@@ -77,6 +77,32 @@ pub enum AgentOp {
         /// The goal.
         goal: crate::goal::GoalSpec,
     },
+    /// End the goal (`/goal clear`): one set but not started is dropped; one active or paused in
+    /// the ledger ends `cleared` ([`crate::goal::GoalStatus::Cleared`], a `goal_end` item). A
+    /// running goal turn is cancelled first. Announced with [`crate::AgentEvent::Goal`]; a warning
+    /// when there is none.
+    ClearGoal,
+    /// Raise the goal's iteration budget by `by` (`/goal budget +N`), also while its turns run; the
+    /// new budget is a `goal_budget` ledger item, so a resumed session keeps it. A goal that ended
+    /// `budget_limited` becomes active again and goes on with the next user input.
+    RaiseGoalBudget {
+        /// Iterations to add.
+        by: u32,
+    },
+    /// Start a loop (`/loop`); refused with a warning when its spec has a problem
+    /// ([`crate::loops::LoopSpec::problem`]) or a loop already runs. Announced with
+    /// [`crate::AgentEvent::Loop`]; the front end then asks for each tick.
+    StartLoop {
+        /// The loop.
+        spec: crate::loops::LoopSpec,
+    },
+    /// Stop the loop (`/loop stop`, Esc); announced with [`crate::AgentEvent::Loop`].
+    StopLoop,
+    /// Run the loop's next tick now: its prompt as a user turn, under the session's cost budget
+    /// (a front end sends it when the tick is due and nothing else is going on: no turn, no open
+    /// dialog). Answered with [`crate::AgentEvent::Loop`] (its state after the tick, or why it
+    /// ended), after the turn's `Finished` when one ran.
+    LoopTick,
     /// End the session: a running turn is cancelled (its calls get results), the session file is
     /// synced, and the event stream closes.
     Quit,
