@@ -12,7 +12,6 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use lathe_policy::PermissionMode;
-use lathe_protocol::goal::GoalStatus;
 use lathe_protocol::{AgentEvent, AgentOp, Content, RunStats, StopCause, UserMessage, UserOrigin};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -111,11 +110,7 @@ impl Runner {
                 "resuming the goal \"{}\" at iteration {} of {}",
                 goal.spec.condition, goal.iterations, goal.spec.max_iterations
             ));
-            if self.approver.is_some() {
-                // The terminal UI shows it (`/goal`); print mode has the warning.
-                let outcome = goals::outcome(&goal, GoalStatus::Active, "resumed with the session".into());
-                let _ = self.events.send(AgentEvent::Goal { outcome });
-            }
+            self.announce_resumed_goal(&goal);
             self.resumed_goal = Some(goal);
         }
         self.restore_loop();

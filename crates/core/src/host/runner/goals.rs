@@ -16,7 +16,7 @@ use crate::agent::ResumedGoal;
 const CLEARED: &str = "cleared by the user (/goal clear)";
 
 /// What front ends are told about `goal` standing at `status` for `reason`.
-pub(super) fn outcome(goal: &ResumedGoal, status: GoalStatus, reason: String) -> GoalOutcome {
+fn outcome(goal: &ResumedGoal, status: GoalStatus, reason: String) -> GoalOutcome {
     GoalOutcome {
         condition: goal.spec.condition.clone(),
         status,
@@ -30,6 +30,15 @@ pub(super) fn outcome(goal: &ResumedGoal, status: GoalStatus, reason: String) ->
 }
 
 impl Runner {
+    /// Tells the terminal UI (`/goal`) about the goal a resumed session goes on with; print mode
+    /// has the warning.
+    pub(super) fn announce_resumed_goal(&self, goal: &ResumedGoal) {
+        if self.approver.is_some() {
+            let outcome = outcome(goal, GoalStatus::Active, "resumed with the session".into());
+            let _ = self.events.send(AgentEvent::Goal { outcome });
+        }
+    }
+
     /// Ends the goal: drops one not started yet, or records the ledger's active or paused goal as
     /// `cleared`.
     pub(super) fn clear_goal(&mut self) {
