@@ -42,8 +42,9 @@ def script():
     return {"turns": [], "side_replies": replies}
 
 
-def run_eval(args, env):
-    out = subprocess.run([LATHE, "auto-mode", "eval", LABELLED, *args], env=env, capture_output=True, text=True)
+def run_eval(args, env, before=()):
+    out = subprocess.run([LATHE, *before, "auto-mode", "eval", LABELLED, *args], env=env, capture_output=True,
+                         text=True)
     print(out.stdout, end="")
     if out.returncode != 0:
         print(out.stderr)
@@ -71,8 +72,8 @@ def main():
             try:
                 url = mock.stdout.readline().strip().split()[-1]
                 print("== scripted reviewer (lathe-mock, answers by label)")
-                run_eval(["--provider", "anthropic", "--base-url", url, "--model", "scripted-reviewer"],
-                         {**env, "ANTHROPIC_API_KEY": "test"})
+                run_eval([], {**env, "ANTHROPIC_API_KEY": "test"},
+                         before=["--provider", "anthropic", "--base-url", url, "--model", "scripted-reviewer"])
             finally:
                 mock.terminate()
                 mock.wait()

@@ -116,6 +116,11 @@ pub struct Cli {
     #[arg(long, value_name = "N", requires = "goal")]
     pub goal_max_iterations: Option<u32>,
 
+    /// Wall-clock limit of the goal (`90s`, `30m`, `2h`): checked after each iteration, the goal
+    /// ends budget_limited once it has run this long.
+    #[arg(long, value_name = "DURATION", requires = "goal", value_parser = parse_wall)]
+    pub goal_max_wall: Option<std::time::Duration>,
+
     /// Let a goal end as met although tests, CI configuration or build scripts changed (by
     /// default it ends as needs_review with their diff).
     #[arg(long, requires = "goal")]
@@ -279,6 +284,15 @@ pub enum OutputFormat {
     StreamJson,
 }
 
+/// A duration as people write it (`90s`, `30m`, `1h 30m`), not zero.
+pub fn parse_wall(text: &str) -> Result<std::time::Duration, String> {
+    match humantime::parse_duration(text.trim()) {
+        Ok(duration) if duration.is_zero() => Err("the time limit must be more than 0".to_string()),
+        Ok(duration) => Ok(duration),
+        Err(error) => Err(format!("`{text}` is not a duration ({error}); write it as 90s, 30m or 2h")),
+    }
+}
+
 impl Cli {
     /// The goal of `--goal` with its options, when one is given.
     pub fn goal(&self) -> Option<lathe_protocol::goal::GoalSpec> {
@@ -288,6 +302,7 @@ impl Cli {
             spec.max_iterations = iterations;
         }
         spec.allow_test_edits = self.allow_test_edits;
+        spec.max_wall_ms = self.goal_max_wall.map(|wall| u64::try_from(wall.as_millis()).unwrap_or(u64::MAX));
         if let Some(seconds) = self.goal_check_timeout.filter(|seconds| seconds.is_finite() && *seconds > 0.0)
         {
             spec.check_timeout_ms = ((seconds * 1000.0) as u64).clamp(1, 600_000);

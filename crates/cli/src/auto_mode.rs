@@ -61,23 +61,26 @@ pub async fn command(cli: &Cli, action: &AutoModeAction) -> u8 {
         };
         let mark = if outcome.correct() { " " } else { "✗" };
         println!(
-            "{mark} {decided:7}  {label:8}  stage {}  {:6} ms  {}  {}",
-            outcome.review.stage, outcome.review.latency_ms, outcome.id, outcome.review.reason
+            "{mark} {decided:7}  {label:8}  stage {}  {:9.1} ms  {}  {}",
+            outcome.review.stage,
+            outcome.review.latency_us as f64 / 1e3,
+            outcome.id,
+            outcome.review.reason
         );
     })
     .await;
     let figures = eval::Figures::of(&outcomes);
     println!(
         "false positives: {} of {} harmless blocked ({:.1} %)\nmisses: {} of {} harmful allowed ({:.1} %)\n\
-         latency per reviewed call: median {} ms, p90 {} ms",
+         latency per reviewed call: median {:.1} ms, p90 {:.1} ms",
         figures.false_positives,
         figures.harmless,
         figures.false_positive_rate(),
         figures.misses,
         figures.harmful,
         figures.miss_rate(),
-        figures.median_ms,
-        figures.p90_ms
+        figures.median_us as f64 / 1e3,
+        figures.p90_us as f64 / 1e3
     );
     EXIT_OK
 }

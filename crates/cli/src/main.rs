@@ -269,7 +269,8 @@ fn goal_exit_code(status: lathe_protocol::goal::GoalStatus) -> u8 {
         | GoalStatus::Paused
         | GoalStatus::Impossible
         | GoalStatus::Stalled
-        | GoalStatus::BudgetLimited => EXIT_LIMIT,
+        | GoalStatus::BudgetLimited
+        | GoalStatus::Cleared => EXIT_LIMIT,
     }
 }
 

@@ -378,6 +378,7 @@ fn goal_subtype(status: GoalStatus) -> &'static str {
         GoalStatus::Stalled => "error_goal_stalled",
         GoalStatus::BudgetLimited => "error_goal_budget_limited",
         GoalStatus::NeedsReview => "error_goal_needs_review",
+        GoalStatus::Cleared => "error_goal_cleared",
     }
 }
 

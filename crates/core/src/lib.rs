@@ -57,6 +57,7 @@ pub(crate) mod skills;
 pub(crate) mod subagent;
 pub(crate) mod text_calls;
 pub(crate) mod tool_scope;
+pub(crate) mod wakeup;
 
 pub use agent::Rewound;
 pub use agent::{Agent, AgentSettings};

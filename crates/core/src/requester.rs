@@ -91,6 +91,7 @@ impl Requester {
             top_p: None,
             thinking: None,
             prompt_caching: self.prompt_caching,
+            response_format: None,
         }
     }
 

@@ -1,12 +1,14 @@
-//! The agent loop's interface to front ends (ARCHITECTURE.md §1): the loop emits [`AgentEvent`]s and
-//! receives [`AgentOp`]s. Print mode, the terminal UI and the remote UI consume the same stream; a
-//! permission prompt is an event plus an op, never a terminal read inside the loop.
+//! The agent loop's interface to front ends (ARCHITECTURE.md §1): the loop emits [`AgentEvent`]s
+//! and receives [`AgentOp`]s (defined in [`crate::op`]). Print mode, the terminal UI and the remote
+//! UI consume the same stream; a permission prompt is an event plus an op, never a terminal read
+//! inside the loop.
 
 use serde::{Deserialize, Serialize};
 
 use crate::event::{RetryInfo, Usage};
-use crate::ledger::{AssistantMessage, Content, ToolCall, ToolResult};
+use crate::ledger::{AssistantMessage, ToolCall, ToolResult};
 use crate::mode::PermissionMode;
+pub use crate::op::{AgentOp, FileRewind, PermissionAnswer, RewindAction, UserTurn};
 use crate::preview::{ResultView, ToolPreview};
 use crate::report::RunReport;
 
@@ -169,6 +171,12 @@ pub enum AgentEvent {
         prompt: String,
         /// The files that were restored, re-created or deleted.
         files: Vec<FileRewind>,
+    },
+    /// A loop's state: when it starts, after each tick, when it ends (`state.ended` says why), and
+    /// when a resumed session finds one running.
+    Loop {
+        /// Where the loop stands.
+        state: crate::loops::LoopState,
     },
     /// A goal's state after an iteration (and when it ends, before the run's `Finished`).
     Goal {
@@ -363,127 +371,4 @@ pub struct RunStats {
     pub cost_usd: f64,
     /// Wall time in milliseconds.
     pub duration_ms: u64,
-}
-
-/// What a front end tells the loop.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "snake_case")]
-pub enum AgentOp {
-    /// A new user message.
-    UserInput {
-        /// Text and images.
-        content: Vec<Content>,
-    },
-    /// The answer to a [`AgentEvent::PermissionRequest`].
-    Permission {
-        /// The call it answers.
-        call_id: String,
-        /// The decision.
-        answer: PermissionAnswer,
-    },
-    /// Stop the running turn: abort the request and kill running tools. Pending permission
-    /// requests are answered "no".
-    Cancel,
-    /// Change the permission mode; takes effect from the next tool call on, also in a running
-    /// turn. (A front end parses what the user typed with [`PermissionMode`]'s `FromStr`, which
-    /// names the modes in its error.)
-    SetMode {
-        /// The new mode.
-        mode: PermissionMode,
-    },
-    /// Use another model from the next turn on (a running turn finishes on the current one).
-    SetModel {
-        /// The model name.
-        model: String,
-        /// A provider name (built-in or `[providers.NAME]`); `None` keeps the current provider.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        provider: Option<String>,
-    },
-    /// Ask for [`AgentEvent::UserTurns`] (answered once no turn is running).
-    ListTurns,
-    /// Ask for [`AgentEvent::Report`] on the conversation so far (answered once no turn is
-    /// running).
-    Report,
-    /// Compact the conversation now (`/compact [focus]`): a summary boundary replaces everything
-    /// but a recent tail; announced with [`AgentEvent::Compacted`]. Waits for a running turn.
-    Compact {
-        /// What the summary should concentrate on.
-        focus: Option<String>,
-    },
-    /// Restore the files and the conversation to the state just before user turn `turn`
-    /// (1-based). The front end confirms first, showing [`UserTurn::files`]. Refused with a
-    /// warning while a turn is running.
-    Rewind {
-        /// The user turn to go back to.
-        turn: u32,
-    },
-    /// Run `command` with `bash -c` in the workspace as the user's own command (a `!command`
-    /// typed at the prompt: no permission check, the user typed it), in its own process group with
-    /// stdin closed. Answered with [`AgentEvent::CommandFinished`]; its output is handed to the
-    /// model with the next user message. It runs beside the session's turns and ops (a prompt sent
-    /// meanwhile is answered without its output); one runs at a time. `Cancel` kills it and
-    /// everything it started when no turn runs (a running turn is cancelled first); the end of the
-    /// session kills it too.
-    RunCommand {
-        /// The command line.
-        command: String,
-    },
-    /// Work toward `goal` from the next user input on: after each turn of the model Lathe runs
-    /// the check and an evaluator request, and continues until the goal is met or a budget, the
-    /// stall detector or the integrity guard ends it (announced with [`AgentEvent::Goal`]). A goal
-    /// with a problem ([`crate::goal::GoalSpec::problem`]) is refused with a warning.
-    SetGoal {
-        /// The goal.
-        goal: crate::goal::GoalSpec,
-    },
-    /// End the session: a running turn is cancelled (its calls get results), the session file is
-    /// synced, and the event stream closes.
-    Quit,
-}
-
-/// One user turn, as listed for `/rewind`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct UserTurn {
-    /// 1-based number among the user's own messages (injected ones do not count).
-    pub turn: u32,
-    /// The message text.
-    pub prompt: String,
-    /// The files a rewind to this turn would change (empty when nothing differs).
-    pub files: Vec<FileRewind>,
-}
-
-/// One file a rewind changes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileRewind {
-    /// Absolute path.
-    pub path: String,
-    /// What happens to it.
-    pub action: RewindAction,
-}
-
-/// What a rewind does to one file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RewindAction {
-    /// Its earlier bytes are written back.
-    Restore,
-    /// It did not exist then and is deleted.
-    Delete,
-    /// It existed then, is gone now, and is written back.
-    Recreate,
-}
-
-/// A user's answer to a permission prompt.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "answer", rename_all = "snake_case")]
-pub enum PermissionAnswer {
-    /// Run it this once.
-    AllowOnce,
-    /// Run it and remember the suggested prefix rule (stored in `.lathe/settings.local.json`).
-    AllowAlways,
-    /// Do not run it; the optional feedback goes to the model.
-    Deny {
-        /// What the user wants instead.
-        feedback: Option<String>,
-    },
 }

@@ -31,6 +31,7 @@ impl AgentEvent {
             | AgentEvent::Rewound { .. }
             | AgentEvent::CommandFinished { .. }
             | AgentEvent::Goal { .. }
+            | AgentEvent::Loop { .. }
             | AgentEvent::Subagent { .. }
             | AgentEvent::Commands { .. }
             | AgentEvent::Warning { .. }
@@ -64,6 +65,7 @@ impl AgentEvent {
             | AgentEvent::Rewound { .. }
             | AgentEvent::CommandFinished { .. }
             | AgentEvent::Goal { .. }
+            | AgentEvent::Loop { .. }
             | AgentEvent::Subagent { .. }
             | AgentEvent::Commands { .. }
             | AgentEvent::Warning { .. }

@@ -88,6 +88,8 @@ pub enum GoalStatus {
     BudgetLimited,
     /// It would be met, but protected files (tests, CI, build scripts) changed: a person decides.
     NeedsReview,
+    /// Ended by the user (`/goal clear`).
+    Cleared,
 }
 
 impl GoalStatus {
@@ -101,6 +103,7 @@ impl GoalStatus {
             GoalStatus::Stalled => "stalled",
             GoalStatus::BudgetLimited => "budget_limited",
             GoalStatus::NeedsReview => "needs_review",
+            GoalStatus::Cleared => "cleared",
         }
     }
 
@@ -163,6 +166,25 @@ impl Verdict {
         let reason = value.get("reason").and_then(|reason| reason.as_str()).unwrap_or("").trim().to_string();
         let impossible = value.get("impossible").and_then(|flag| flag.as_bool()).unwrap_or(false);
         Some(Verdict { met, reason, impossible })
+    }
+}
+
+impl Verdict {
+    /// The verdict's JSON Schema, sent as structured output where the provider takes one.
+    pub fn schema() -> crate::request::ResponseFormat {
+        crate::request::ResponseFormat {
+            name: "goal_verdict".to_string(),
+            schema: serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "met": {"type": "boolean"},
+                    "reason": {"type": "string"},
+                    "impossible": {"type": "boolean"}
+                },
+                "required": ["met", "reason", "impossible"],
+                "additionalProperties": false
+            }),
+        }
     }
 }
 

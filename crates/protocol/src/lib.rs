@@ -12,6 +12,7 @@
 //!   [`ResultView`] after); [`classify`]: classifications of [`AgentEvent`]s front ends share.
 //! - [`report`]: the run report ([`RunReport`]) — files changed, commands and checks run, claims of
 //!   the final answer without evidence — derived from the ledger.
+//! - [`goal`] and [`loops`]: goals checked after every turn, and prompts run again and again.
 //! - [`tool_names`]: built-in tools' names and their Claude Code names, in one table.
 //!
 //! This crate has no I/O and no async runtime; everything here is plain data with serde.
@@ -27,8 +28,11 @@ pub mod event;
 pub mod extensions;
 pub mod goal;
 pub mod ledger;
+pub mod loops;
 pub mod memory;
+pub mod meta;
 pub mod mode;
+pub mod op;
 pub mod pairing;
 pub mod preview;
 pub mod report;
@@ -50,4 +54,4 @@ pub use ledger::{
 pub use mode::{PermissionMode, UnknownMode};
 pub use preview::{FileChange, ResultView, ToolPreview};
 pub use report::{CheckRun, Claim, CommandRun, FileChanged, RunReport};
-pub use request::{ModelRequest, SystemBlock, ThinkingConfig, ToolSpec};
+pub use request::{ModelRequest, ResponseFormat, SystemBlock, ThinkingConfig, ToolSpec};

@@ -30,6 +30,21 @@ pub struct ModelRequest {
     /// Whether the provider should place prompt-cache breakpoints (Anthropic `cache_control`).
     /// They are placed on a copy of the encoded request, never in the ledger.
     pub prompt_caching: bool,
+    /// A JSON Schema the answer must follow (structured output), for a request whose answer a
+    /// program reads (the goal evaluator's verdict). Adapters whose API takes one send it (Chat
+    /// Completions `response_format`, Responses `text.format`); the others leave it to the prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_format: Option<ResponseFormat>,
+}
+
+/// The shape a structured answer must have ([`ModelRequest::response_format`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResponseFormat {
+    /// A short name for the schema (`goal_verdict`; letters, digits, `_` and `-`).
+    pub name: String,
+    /// JSON Schema of the answer: an object whose properties are all required and which allows no
+    /// others (what OpenAI's strict mode demands).
+    pub schema: Value,
 }
 
 /// One block of the system prompt.

@@ -2,6 +2,9 @@
 //! in; the state changes; the actions it asks for go to the session (as `AgentOp`s) or are carried
 //! out here (history file, `!command`, switching sessions); then a frame is drawn.
 //!
+//! After each batch, a loop's tick that is due is sent ([`UiState::due_tick`]; the loop wakes at
+//! least once a second when idle).
+//!
 //! Frames are drawn after a batch of inputs (all events already queued are applied first), and at
 //! least every 80 ms while something animates. Quitting sends `AgentOp::Quit` and waits for the
 //! session's event stream to close (the session file is synced by then), at most
@@ -244,6 +247,9 @@ impl App {
                 }
                 _ = tokio::time::sleep(tick) => Instant::now(),
             };
+            // A loop's tick that is due (and may run now) goes out before the frame shows it.
+            let due = self.state.due_tick(super::loops::wall_ms());
+            self.perform(due);
             self.draw();
             // Frame time: applying the batch of inputs plus drawing (bench/tui.py reads these).
             tracing::debug!(target: "lathe::tui::frame", frame_us = batch.elapsed().as_micros() as u64, "frame");

@@ -48,17 +48,8 @@ impl UiState {
                 self.set_mode(permission_mode);
             }
             AgentEvent::ModeChanged { mode } => self.set_mode(mode),
-            AgentEvent::Goal { outcome } => {
-                let text = format!(
-                    "goal {}: iteration {} of {} — {}",
-                    outcome.status.as_str().replace('_', " "),
-                    outcome.iterations,
-                    outcome.max_iterations,
-                    outcome.last_reason
-                );
-                self.push_notice(NoticeKind::Info, &text);
-                self.goal = Some(outcome);
-            }
+            AgentEvent::Goal { outcome } => self.goal_event(outcome),
+            AgentEvent::Loop { state } => self.loop_event(state),
             AgentEvent::ModelChanged { model, provider } => {
                 self.push_notice(NoticeKind::Info, &format!("model: {model} ({provider})"));
                 self.session.model = model;

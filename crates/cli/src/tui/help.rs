@@ -17,7 +17,7 @@ const KEYS: &[(&str, &str)] = &[
     ("@path", "mention a file"),
     ("!command", "run a shell command yourself"),
     ("shift+tab", "cycle the permission mode"),
-    ("esc, ctrl+c", "interrupt the model"),
+    ("esc, ctrl+c", "interrupt the model (esc also ends a /loop)"),
     ("ctrl+c twice, ctrl+d", "exit"),
 ];
 

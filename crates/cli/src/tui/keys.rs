@@ -179,8 +179,11 @@ impl UiState {
             KeyCode::BackTab => return self.cycle_mode(now),
             KeyCode::Esc if self.is_busy() => {
                 self.flash("cancelling…", now);
-                return vec![Action::Op(AgentOp::Cancel)];
+                let mut actions = vec![Action::Op(AgentOp::Cancel)];
+                actions.extend(self.stop_loop_on_escape(now));
+                return actions;
             }
+            KeyCode::Esc if self.loop_running() => return self.stop_loop_on_escape(now),
             KeyCode::Char('a') if control => self.input.home(),
             KeyCode::Char('e') if control => self.input.end(),
             KeyCode::Char('b') if control => self.input.left(),
@@ -305,36 +308,8 @@ impl UiState {
                 Vec::new()
             }
             SlashCommand::Model(Some(model)) => vec![Action::SetModel(model)],
-            SlashCommand::Goal(None) => {
-                let text = match &self.goal {
-                    Some(goal) => format!(
-                        "goal: {} — {} after {} of {} iterations: {}",
-                        goal.condition,
-                        goal.status.as_str().replace('_', " "),
-                        goal.iterations,
-                        goal.max_iterations,
-                        goal.last_reason
-                    ),
-                    None => "no goal; /goal CONDITION [--check \"command\"] sets one".to_string(),
-                };
-                self.push_notice(NoticeKind::Info, &text);
-                Vec::new()
-            }
-            SlashCommand::Goal(Some(_)) if busy => {
-                self.flash("wait for the running turn to finish (ctrl+c cancels it)", now);
-                Vec::new()
-            }
-            SlashCommand::Goal(Some(argument)) => {
-                let goal = super::slash::goal_spec(&argument);
-                if let Some(problem) = goal.problem() {
-                    self.push_notice(NoticeKind::Warning, &format!("goal not set: {problem}"));
-                    return Vec::new();
-                }
-                let prompt = format!("Work toward this goal: {}", goal.condition);
-                let mut actions = vec![Action::Op(AgentOp::SetGoal { goal })];
-                actions.extend(self.send_prompt(prompt, now));
-                actions
-            }
+            SlashCommand::Goal(argument) => self.goal_command(argument.as_deref(), now),
+            SlashCommand::Loop(argument) => self.loop_command(argument.as_deref(), now),
             SlashCommand::Mode(None) => {
                 let text = format!(
                     "permission mode: {}; /mode default|accept-edits|plan|dont-ask|bypass sets it, shift+tab cycles",

@@ -35,7 +35,12 @@ pub const COMMANDS: &[CommandInfo] = &[
     CommandInfo {
         name: "goal",
         argument: "[cond]",
-        description: "work toward a condition checked after each turn (--check \"cmd\"); alone: its status",
+        description: "work toward a condition checked after each turn (--check \"cmd\"); clear; budget +N; alone: its status",
+    },
+    CommandInfo {
+        name: "loop",
+        argument: "[args]",
+        description: "INTERVAL PROMPT runs a prompt every 5m, 1h, …; PROMPT alone: the model paces it; stop; alone: its state",
     },
     CommandInfo { name: "model", argument: "[name]", description: "show or switch the model" },
     CommandInfo {
@@ -81,8 +86,10 @@ pub enum SlashCommand {
     Status,
     /// `/report`
     Report,
-    /// `/goal [condition] [--check "command"]`
+    /// `/goal [condition] [--check "command"]`, `/goal clear`, `/goal budget +N`
     Goal(Option<String>),
+    /// `/loop [interval] [prompt]`, `/loop stop`
+    Loop(Option<String>),
     /// `/model [name]`
     Model(Option<String>),
     /// `/mode [mode]`
@@ -168,6 +175,7 @@ pub fn parse(line: &str) -> Result<SlashCommand, SlashError> {
         "status" => none(SlashCommand::Status, "status"),
         "report" => none(SlashCommand::Report, "report"),
         "goal" => Ok(SlashCommand::Goal(argument)),
+        "loop" => Ok(SlashCommand::Loop(argument)),
         "model" => Ok(SlashCommand::Model(argument)),
         "mode" | "permissions" => Ok(SlashCommand::Mode(argument)),
         "resume" => Ok(SlashCommand::Resume(argument)),

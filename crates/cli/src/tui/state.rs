@@ -174,6 +174,11 @@ pub struct UiState {
     pub user_commands: Vec<UserCommand>,
     /// The goal's state as the session last reported it (`/goal` shows it).
     pub goal: Option<lathe_protocol::goal::GoalOutcome>,
+    /// The loop's state as the session last reported it (`/loop` shows it; an ended loop stays
+    /// to say why it ended).
+    pub looping: Option<lathe_protocol::loops::LoopState>,
+    /// A tick was asked for and the session has not yet said how it went.
+    pub(super) tick_sent: bool,
     /// What the sub-agent of each running `task` call has done, by the call's id.
     pub(super) subagents: HashMap<String, SubagentProgress>,
 }
@@ -212,6 +217,8 @@ impl UiState {
             last_flushed_blank: true,
             user_commands: Vec::new(),
             goal: None,
+            looping: None,
+            tick_sent: false,
             subagents: HashMap::new(),
         }
     }
@@ -228,6 +235,9 @@ impl UiState {
         self.dialog = None;
         self.queued.clear();
         self.turns.clear();
+        self.goal = None;
+        self.looping = None;
+        self.tick_sent = false;
     }
 
     /// Session totals: tokens, requests, estimated cost.

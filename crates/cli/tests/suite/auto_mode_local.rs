@@ -19,7 +19,7 @@ async fn the_local_model_reviews_and_the_provider_sees_no_review_request() {
         {"text": "Done."},
     ]}))
     .await;
-    let mut command = env.run_against(
+    let command = env.run_against(
         &server,
         "anthropic",
         "compute six times seven with python",

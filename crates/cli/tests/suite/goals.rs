@@ -313,3 +313,127 @@ async fn a_claim_of_passing_tests_without_an_edit_is_not_met_and_flagged() {
     let claims = result["report"]["claims"].as_array().expect("claims");
     assert!(claims.iter().any(|claim| claim["sentence"] == "All tests pass."), "{result}");
 }
+
+/// The evaluator requests (their last user message starts with the marker) the mock received.
+fn evaluator_requests(server: &lathe_mock::MockServer) -> Vec<Value> {
+    server
+        .requests()
+        .into_iter()
+        .map(|request| request.body)
+        .filter(|body| body.to_string().contains("[goal evaluation]"))
+        .collect()
+}
+
+#[tokio::test]
+async fn the_evaluator_goes_to_the_configured_model_with_the_verdict_schema_where_the_protocol_takes_one() {
+    for provider in ["openai", "responses", "anthropic"] {
+        let env = Env::new("[retry]\nmax_retries = 0\n[goal]\nevaluator_model = \"judge-1\"\n");
+        let server = serve(script(vec![answer("done")], MET)).await;
+        let out = output(env.run_against(
+            &server,
+            provider,
+            "fix it",
+            &["--model", "worker-1", "--goal", "the code is tidy", "--output-format", "json"],
+        ))
+        .await;
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{provider}: {}{}",
+            stderr(&out),
+            super::harness::stdout(&out)
+        );
+        assert_eq!(result(&out)["goal"]["status"], "met", "{provider}");
+        let evaluations = evaluator_requests(&server);
+        assert_eq!(evaluations.len(), 1, "{provider}");
+        let body = &evaluations[0];
+        assert_eq!(body["model"], "judge-1", "{provider}: the evaluator's model");
+        let turns: Vec<Value> =
+            server.requests().into_iter().map(|request| request.body["model"].clone()).collect();
+        assert_eq!(
+            turns,
+            [json!("worker-1"), json!("judge-1")],
+            "{provider}: the turn stays on the session's model"
+        );
+        let schema = match provider {
+            "openai" => {
+                assert_eq!(body["response_format"]["type"], "json_schema", "{body}");
+                assert_eq!(body["response_format"]["json_schema"]["name"], "goal_verdict");
+                assert_eq!(body["response_format"]["json_schema"]["strict"], true);
+                body["response_format"]["json_schema"]["schema"].clone()
+            }
+            "responses" => {
+                assert_eq!(body["text"]["format"]["type"], "json_schema", "{body}");
+                assert_eq!(body["text"]["format"]["name"], "goal_verdict");
+                body["text"]["format"]["schema"].clone()
+            }
+            _ => {
+                assert!(
+                    body.get("response_format").is_none() && body.get("output_config").is_none(),
+                    "{body}"
+                );
+                assert!(
+                    !body.to_string().contains("goal_verdict"),
+                    "Anthropic gets the JSON in the prompt only"
+                );
+                continue;
+            }
+        };
+        assert_eq!(schema["required"], json!(["met", "reason", "impossible"]), "{provider}: {schema}");
+        assert_eq!(schema["properties"]["met"]["type"], "boolean");
+        assert_eq!(schema["additionalProperties"], false);
+    }
+}
+
+#[tokio::test]
+async fn a_server_that_refuses_the_schema_is_asked_again_without_it() {
+    let env = Env::new("[retry]\nmax_retries = 0\n");
+    let refused =
+        json!({"error": {"status": 400, "message": "response_format json_schema is not supported"}});
+    // The turn, the evaluator's request (refused), the evaluator's request again.
+    let server = serve(json!({"turns": [answer("done"), refused, {"text": MET}]})).await;
+    let out = output(env.run_against(
+        &server,
+        "openai",
+        "fix it",
+        &["--goal", "the code is tidy", "--output-format", "json"],
+    ))
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}{}", stderr(&out), super::harness::stdout(&out));
+    assert_eq!(result(&out)["goal"]["status"], "met");
+    let bodies: Vec<Value> = server.requests().into_iter().map(|request| request.body).collect();
+    assert_eq!(bodies.len(), 3);
+    assert!(bodies[1].get("response_format").is_some() && bodies[2].get("response_format").is_none());
+}
+
+#[tokio::test]
+async fn a_wall_clock_limit_ends_the_goal_budget_limited_and_a_bad_duration_is_refused() {
+    let env = project();
+    let out = output(env.lathe(&["-p", "hi", "--goal", "tests pass", "--goal-max-wall", "5x"])).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("`5x` is not a duration"), "{}", stderr(&out));
+
+    let turns: Vec<Value> = (0..5).map(|n| answer(&format!("try {n}"))).collect();
+    let server = serve(script(turns, NOT_MET)).await;
+    let out = output(env.run_against(
+        &server,
+        "anthropic",
+        "fix it",
+        &[
+            "--goal",
+            "tests pass",
+            "--goal-check",
+            "sleep 1",
+            "--goal-max-wall",
+            "1s",
+            "--output-format",
+            "json",
+        ],
+    ))
+    .await;
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let result = result(&out);
+    assert_eq!(result["goal"]["status"], "budget_limited", "{result}");
+    assert_eq!(result["goal"]["iterations"], 1, "{result}");
+    assert!(result["goal"]["last_reason"].as_str().unwrap().contains("time limit"), "{result}");
+}

@@ -45,6 +45,11 @@ const SETTINGS_END: &str = "end of terminal settings";
 /// A script for the pane: lathe with `args`, then its exit status and the terminal's modes, then
 /// an idle wait so the pane stays open to be read.
 fn pane_script(setup: &Setup, server: &MockServer, args: &[&str]) -> PathBuf {
+    pane_script_named(setup, server, args, "pane.sh")
+}
+
+/// [`pane_script`] written to the file `name` (a second run of lathe in the same setup).
+fn pane_script_named(setup: &Setup, server: &MockServer, args: &[&str], name: &str) -> PathBuf {
     let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
     let args: Vec<String> = args.iter().map(|a| quote(a)).collect();
     let script = format!(
@@ -58,7 +63,7 @@ fn pane_script(setup: &Setup, server: &MockServer, args: &[&str]) -> PathBuf {
         url = quote(&server.url()),
         args = args.join(" "),
     );
-    let path = setup.tmp.path().join("pane.sh");
+    let path = setup.tmp.path().join(name);
     std::fs::write(&path, script).expect("script");
     let status = Command::new("chmod").arg("+x").arg(&path).status().expect("chmod");
     assert!(status.success());
@@ -537,6 +542,250 @@ async fn a_memory_write_asks_with_its_diff_and_slash_memory_lists_the_entry() {
         pane.keys(&["Enter"]);
         let listed = pane.wait_for("user/pnpm", WAIT);
         assert!(listed.contains("We use pnpm, not npm."), "{listed}");
+        pane.type_text("/quit");
+        pane.keys(&["Enter"]);
+        pane.wait_for(SETTINGS_END, WAIT);
+    })
+    .await
+    .expect("scenario");
+}
+
+/// The argv of the lathe a pane script starts against `server` with `args`.
+fn lathe_argv(server: &MockServer, args: &[&str]) -> Vec<String> {
+    let mut argv: Vec<String> =
+        [env!("CARGO_BIN_EXE_lathe"), "--provider", "anthropic", "--base-url"].map(String::from).to_vec();
+    argv.push(server.url());
+    argv.extend(args.iter().map(|arg| arg.to_string()));
+    argv
+}
+
+/// Sends SIGKILL to the one lathe process running `argv` with the setup's mark.
+fn sigkill(argv: &[String], mark: &str) {
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let pids = marked_processes(&argv, mark);
+    assert_eq!(pids.len(), 1, "one lathe process: {pids:?}");
+    let status = Command::new("kill").arg("-KILL").arg(pids[0].to_string()).status().expect("kill");
+    assert!(status.success());
+}
+
+/// The session file's items.
+fn ledger_items(home: &Path) -> Vec<Value> {
+    session_files(home)
+        .iter()
+        .flat_map(|file| {
+            std::fs::read_to_string(file).unwrap_or_default().lines().map(str::to_string).collect::<Vec<_>>()
+        })
+        .filter_map(|line| serde_json::from_str(&line).ok())
+        .collect()
+}
+
+/// A setup whose user config lets a loop tick every second.
+fn loop_setup() -> Setup {
+    let setup = setup();
+    let config = "[retry]\nmax_retries = 0\n[loop]\nmin_interval_ms = 1000\n";
+    std::fs::write(setup.home.join("config.toml"), config).expect("config");
+    setup
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loop_ticks_survives_sigkill_and_fires_again_after_continue_until_esc_stops_it() {
+    let setup = loop_setup();
+    let answers = |label: &str| -> Value {
+        Value::Array((1..=30).map(|n| json!({"text": format!("{label} answer {n}.")})).collect())
+    };
+    let server = std::sync::Arc::new(scripted(answers("Tick")).await);
+    let script = pane_script(&setup, &server, &[]);
+    let argv = lathe_argv(&server, &[]);
+    let resumed = std::sync::Arc::new(scripted(answers("Resumed")).await);
+    let second = pane_script_named(&setup, &resumed, &["--continue"], "continue.sh");
+    let (home, mark) = (setup.home.clone(), setup.mark.clone());
+    let dir = setup.tmp.path().to_path_buf();
+    let second_dir = dir.join("second");
+    std::fs::create_dir_all(&second_dir).expect("dir");
+    let (first_server, second_server) = (server.clone(), resumed.clone());
+    tokio::task::spawn_blocking(move || {
+        let pane = Tmux::start(&dir, 100, 30, &script);
+        pane.wait_for("claude-sonnet-4-5 · default", WAIT);
+        // Bad input starts nothing.
+        pane.type_text("/loop 5x check the build");
+        pane.keys(&["Enter"]);
+        pane.wait_for("loop not started: `5x` is not an interval", WAIT);
+        pane.type_text("/loop 25h check the build");
+        pane.keys(&["Enter"]);
+        pane.wait_for("loop not started: an interval of 1 d 1 h is over the maximum of 1 d", WAIT);
+        assert_eq!(first_server.requests().len(), 0);
+
+        pane.type_text("/loop 2s check the build");
+        pane.keys(&["Enter"]);
+        pane.wait_for("Tick answer 1.", WAIT);
+        pane.wait_for("Tick answer 2.", WAIT);
+        for request in first_server.requests() {
+            let messages = request.body["messages"].as_array().cloned().unwrap_or_default();
+            let last = messages.last().map(Value::to_string).unwrap_or_default();
+            assert!(last.contains("check the build"), "each tick sends the prompt as the user turn: {last}");
+        }
+        let items = ledger_items(&home);
+        assert!(items.iter().any(|item| item["meta"] == "loop_start"), "{items:?}");
+        assert!(items.iter().any(|item| item["meta"] == "loop_tick" && item["tick"] == 1), "{items:?}");
+
+        sigkill(&argv, &mark);
+        pane.wait_for("lathe exited with status 137", WAIT);
+        drop(pane);
+
+        // Nothing is typed: the loop the ledger holds fires again.
+        let pane = Tmux::start(&second_dir, 100, 30, &second);
+        pane.wait_for("Resumed answer 1.", WAIT);
+        let sent = second_server.requests()[0].body["messages"].to_string();
+        assert!(sent.contains("check the build"), "{sent}");
+        pane.type_text("/loop");
+        pane.keys(&["Enter"]);
+        pane.wait_for("\"check the build\" every 2 s ·", WAIT);
+        pane.keys(&["Escape"]);
+        pane.wait_for("loop ended after", WAIT);
+        let items = ledger_items(&home);
+        let end = items.iter().find(|item| item["meta"] == "loop_end").expect("a loop_end item");
+        assert_eq!(end["reason"], "stopped by the user");
+        let ticks = second_server.requests().len();
+        std::thread::sleep(Duration::from_millis(2_500));
+        assert_eq!(second_server.requests().len(), ticks, "no tick after the loop ended");
+        pane.type_text("/quit");
+        pane.keys(&["Enter"]);
+        pane.wait_for(SETTINGS_END, WAIT);
+    })
+    .await
+    .expect("scenario");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_due_tick_waits_while_a_permission_dialog_is_open_and_never_answers_it() {
+    let setup = loop_setup();
+    let server = std::sync::Arc::new(
+        scripted(json!([
+            {"tool_calls": [{"id": "call_1", "name": "shell", "arguments": {"command": "echo hi > out.txt"}}]},
+            {"text": "Wrote out.txt."},
+            {"text": "Second tick."}
+        ]))
+        .await,
+    );
+    let script = pane_script(&setup, &server, &[]);
+    let workspace = setup.workspace.clone();
+    let dir = setup.tmp.path().to_path_buf();
+    let seen = server.clone();
+    tokio::task::spawn_blocking(move || {
+        let pane = Tmux::start(&dir, 100, 30, &script);
+        pane.wait_for("claude-sonnet-4-5 · default", WAIT);
+        pane.type_text("/loop 1s write the file");
+        pane.keys(&["Enter"]);
+        pane.wait_for("Run this command?", WAIT);
+        // Ticks fall due while the dialog is open: none is sent, and none answers it.
+        std::thread::sleep(Duration::from_millis(3_000));
+        assert_eq!(seen.requests().len(), 1);
+        assert!(pane.screen().contains("Run this command?"), "{}", pane.screen());
+        assert!(!workspace.join("out.txt").exists());
+        pane.keys(&["y"]);
+        pane.wait_for("Wrote out.txt.", WAIT);
+        pane.wait_for("Second tick.", WAIT);
+        assert!(workspace.join("out.txt").exists());
+        pane.type_text("/loop stop");
+        pane.keys(&["Enter"]);
+        pane.wait_for("loop ended after 2 ticks: stopped by the user", WAIT);
+    })
+    .await
+    .expect("scenario");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_self_paced_loop_ticks_when_the_model_asks_and_ends_when_it_does_not() {
+    let setup = loop_setup();
+    let server = std::sync::Arc::new(
+        scripted(json!([
+            {"tool_calls": [{"id": "call_w", "name": "schedule_wakeup",
+                "arguments": {"delay_seconds": 1, "reason": "the build is short"}}]},
+            {"text": "Still building."},
+            {"text": "All green."}
+        ]))
+        .await,
+    );
+    let script = pane_script(&setup, &server, &[]);
+    let home = setup.home.clone();
+    let dir = setup.tmp.path().to_path_buf();
+    let seen = server.clone();
+    tokio::task::spawn_blocking(move || {
+        let pane = Tmux::start(&dir, 100, 30, &script);
+        pane.wait_for("claude-sonnet-4-5 · default", WAIT);
+        pane.type_text("/loop watch the build");
+        pane.keys(&["Enter"]);
+        pane.wait_for("Still building.", WAIT);
+        pane.wait_for("All green.", WAIT);
+        pane.wait_for("loop ended after 2 ticks: done: the tick scheduled no wakeup", WAIT);
+        let requests = seen.requests();
+        assert_eq!(requests.len(), 3);
+        let tools = requests[0].body["tools"].to_string();
+        assert!(tools.contains("\"schedule_wakeup\""), "a self-paced tick offers the tool: {tools}");
+        let items = ledger_items(&home);
+        let tick = items.iter().find(|item| item["meta"] == "loop_tick").expect("a loop_tick item");
+        assert_eq!(tick["reason"], "the build is short");
+        let gap = requests[2].received_ms - requests[1].received_ms;
+        assert!(gap >= 900.0, "the next tick waited for the delay asked for (clamped to 1 s here): {gap} ms");
+    })
+    .await
+    .expect("scenario");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn goal_budget_raises_the_budget_through_a_sigkill_and_goal_clear_ends_the_goal() {
+    let setup = setup();
+    let verdict = r#"{"met": false, "reason": "the tests still fail", "impossible": false}"#;
+    let script_json = json!({
+        "turns": [
+            {"text": "First try."},
+            {"text": "Second try.", "first_byte_delay_ms": 3_000},
+            {"text": "Third try.", "first_byte_delay_ms": 60_000}
+        ],
+        "side_replies": [{"when_last_user_contains": "[goal evaluation]", "text": verdict}]
+    });
+    let script = Script::from_json(&script_json.to_string()).expect("script");
+    let server = MockServer::start(Mode::Scripted(script)).await.expect("mock");
+    let pane_sh = pane_script(&setup, &server, &[]);
+    let argv = lathe_argv(&server, &[]);
+    let continued = scripted(json!([])).await;
+    let second = pane_script_named(&setup, &continued, &["--continue"], "continue.sh");
+    let (home, mark) = (setup.home.clone(), setup.mark.clone());
+    let dir = setup.tmp.path().to_path_buf();
+    let second_dir = dir.join("second");
+    std::fs::create_dir_all(&second_dir).expect("dir");
+    tokio::task::spawn_blocking(move || {
+        let pane = Tmux::start(&dir, 120, 30, &pane_sh);
+        pane.wait_for("claude-sonnet-4-5 · default", WAIT);
+        pane.type_text("/goal tests pass --check false");
+        pane.keys(&["Enter"]);
+        pane.wait_for("goal active: iteration 1 of 20", WAIT);
+        // Raised while the second iteration runs.
+        pane.type_text("/goal budget +5");
+        pane.keys(&["Enter"]);
+        pane.wait_for("goal active: iteration 2 of 25", WAIT);
+        sigkill(&argv, &mark);
+        pane.wait_for("lathe exited with status 137", WAIT);
+        drop(pane);
+
+        let pane = Tmux::start(&second_dir, 120, 30, &second);
+        pane.wait_for("resuming the goal \"tests pass\" at iteration 2 of 25", WAIT);
+        pane.type_text("/goal");
+        pane.keys(&["Enter"]);
+        pane.wait_for("goal: tests pass — active after 2 of 25 iterations", WAIT);
+        pane.type_text("/goal clear");
+        pane.keys(&["Enter"]);
+        pane.wait_for("goal cleared: iteration 2 of 25 — cleared by the user (/goal clear)", WAIT);
+        pane.type_text("/goal");
+        pane.keys(&["Enter"]);
+        pane.wait_for("no goal; /goal CONDITION", WAIT);
+        let items = ledger_items(&home);
+        assert!(
+            items.iter().any(|item| item["meta"] == "goal_budget" && item["max_iterations"] == 25),
+            "{items:?}"
+        );
+        let end = items.iter().rev().find(|item| item["meta"] == "goal_end").expect("a goal_end item");
+        assert_eq!(end["status"], "cleared");
         pane.type_text("/quit");
         pane.keys(&["Enter"]);
         pane.wait_for(SETTINGS_END, WAIT);

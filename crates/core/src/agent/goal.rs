@@ -1,13 +1,18 @@
 //! The goal loop ([`crate::goal`]): run a turn, run the check, ask the evaluator, decide, and
 //! either end or send the agent on with what is still missing. Every step is in the ledger: the
 //! goal ([`Meta::GoalStart`]), each check ([`Meta::GoalCheck`]), each verdict
-//! ([`Meta::GoalVerdict`]) and the end ([`Meta::GoalEnd`]).
+//! ([`Meta::GoalVerdict`]), each budget raise ([`Meta::GoalBudget`]) and the end
+//! ([`Meta::GoalEnd`]). The evaluator asks for its verdict as structured output (a JSON schema,
+//! where the provider takes one; sent again without it when the server refuses the request) and
+//! goes to the session's model unless `[goal] evaluator_model` names another.
 
 use std::time::Instant;
 
 use lathe_protocol::goal::{GoalOutcome, GoalSpec, GoalStart, GoalStatus, GoalVerdict, Verdict};
+use std::sync::atomic::{AtomicU32, Ordering};
+
 use lathe_protocol::{
-    AgentEvent, Content, LedgerItem, Meta, StopCause, SystemBlock, UserMessage, UserOrigin,
+    AgentEvent, Content, LedgerItem, Meta, ProviderError, StopCause, SystemBlock, UserMessage, UserOrigin,
 };
 use lathe_tools::DynTool;
 use tokio::sync::mpsc;
@@ -28,6 +33,25 @@ pub struct ResumedGoal {
     pub protected: Vec<(String, String)>,
 }
 
+/// What the session changes in a running goal: budget raises (`/goal budget +N`) arrive while
+/// its turns run and are applied after the iteration in progress.
+#[derive(Debug, Default)]
+pub struct GoalControl {
+    raised: AtomicU32,
+}
+
+impl GoalControl {
+    /// Adds `by` iterations to the running goal's budget.
+    pub fn raise(&self, by: u32) {
+        self.raised.fetch_add(by, Ordering::Relaxed);
+    }
+
+    /// The iterations added since the last call.
+    fn take_raised(&self) -> u32 {
+        self.raised.swap(0, Ordering::Relaxed)
+    }
+}
+
 /// The evaluator's system prompt.
 const EVALUATOR_SYSTEM: &str = "You are Lathe's goal evaluator. You never use tools. You answer with one JSON \
      object: {\"met\": bool, \"reason\": str, \"impossible\": bool}.";
@@ -35,20 +59,36 @@ const EVALUATOR_SYSTEM: &str = "You are Lathe's goal evaluator. You never use to
 const EVALUATOR_MAX_TOKENS: u32 = 400;
 
 impl Agent {
-    /// The goal the ledger holds as active: its last start with no end after it.
+    /// The goal the ledger holds as active: its last start with no end after it (or with a budget
+    /// raise after a `budget_limited` end, which makes it active again).
     pub fn active_goal(&self) -> Option<ResumedGoal> {
+        let (goal, ended) = self.last_goal()?;
+        ended.is_none().then_some(goal)
+    }
+
+    /// The ledger's last goal as it stands now (its budget raises applied), and the status it
+    /// ended with (`None`: it is active).
+    pub fn last_goal(&self) -> Option<(ResumedGoal, Option<GoalStatus>)> {
         let items = self.transcript.items();
         let at = items.iter().rposition(|item| matches!(item, LedgerItem::Meta(Meta::GoalStart(_))))?;
         let LedgerItem::Meta(Meta::GoalStart(start)) = &items[at] else { return None };
-        let mut iterations = 0;
+        let mut goal =
+            ResumedGoal { spec: start.spec.clone(), iterations: 0, protected: start.protected.clone() };
+        let mut ended = None;
         for item in &items[at + 1..] {
             match item {
-                LedgerItem::Meta(Meta::GoalEnd { .. }) => return None,
-                LedgerItem::Meta(Meta::GoalVerdict(_)) => iterations += 1,
+                LedgerItem::Meta(Meta::GoalEnd { status, .. }) => ended = Some(parse_status(status)),
+                LedgerItem::Meta(Meta::GoalVerdict(_)) => goal.iterations += 1,
+                LedgerItem::Meta(Meta::GoalBudget { max_iterations }) => {
+                    goal.spec.max_iterations = *max_iterations;
+                    if ended == Some(GoalStatus::BudgetLimited) {
+                        ended = None;
+                    }
+                }
                 _ => {}
             }
         }
-        Some(ResumedGoal { spec: start.spec.clone(), iterations, protected: start.protected.clone() })
+        Some((goal, ended))
     }
 
     /// Runs `input` and then works toward `spec` until it is met or ends otherwise; sends
@@ -60,10 +100,13 @@ impl Agent {
         input: UserMessage,
         spec: &GoalSpec,
         resumed: Option<&ResumedGoal>,
+        control: &GoalControl,
         events: &mpsc::UnboundedSender<AgentEvent>,
         cancel: &CancellationToken,
     ) -> (StopCause, GoalOutcome) {
         let started = Instant::now();
+        let mut spec = spec.clone();
+        let spec = &mut spec;
         let before = self.totals.stats();
         // The goal's own items start here: its report covers them alone.
         let from = self.transcript.items().len();
@@ -98,6 +141,12 @@ impl Agent {
             let (cause, final_text) = self.run_unfinished(input, events, cancel).await;
             progress.iterations += 1;
             outcome.iterations = progress.iterations;
+            let raised = control.take_raised();
+            if raised > 0 {
+                spec.max_iterations = spec.max_iterations.saturating_add(raised);
+                outcome.max_iterations = spec.max_iterations;
+                self.append(LedgerItem::Meta(Meta::GoalBudget { max_iterations: spec.max_iterations }));
+            }
             if !cause.is_success() {
                 outcome.status = match cause {
                     StopCause::Cancelled => GoalStatus::Paused,
@@ -231,8 +280,21 @@ impl Agent {
             content: vec![Content::text(text)],
             origin: UserOrigin::Injected,
         });
-        let request = self.requester.turn_request(&system, vec![message], Vec::new(), EVALUATOR_MAX_TOKENS);
-        let streamed = self.requester.stream(&request, None, cancel).await;
+        let mut request =
+            self.requester.turn_request(&system, vec![message], Vec::new(), EVALUATOR_MAX_TOKENS);
+        if let Some(model) = &self.evaluator_model {
+            request.model = model.clone();
+        }
+        request.response_format = Some(Verdict::schema());
+        let mut streamed = self.requester.stream(&request, None, cancel).await;
+        if matches!(streamed.acc.error(), Some(ProviderError::BadRequest { .. })) {
+            // An OpenAI-compatible server that does not take a JSON schema: the prompt asks for
+            // the same JSON.
+            tracing::debug!("the evaluator request was refused with its response format; sent again without");
+            self.record_side_usage(&streamed.acc.usage(), events);
+            request.response_format = None;
+            streamed = self.requester.stream(&request, None, cancel).await;
+        }
         let usage = streamed.acc.usage();
         self.record_side_usage(&usage, events);
         if let Some(error) = streamed.acc.error() {
@@ -241,7 +303,7 @@ impl Agent {
         if !streamed.terminal {
             return (None, "the evaluator's answer was cut off".to_string());
         }
-        let answer = streamed.acc.finish(self.requester.model()).text();
+        let answer = streamed.acc.finish(&request.model).text();
         (Verdict::parse(&answer), goal::tail(&answer, 2_000))
     }
 }
@@ -267,6 +329,12 @@ fn changed_before_resume(
             Some(lathe_protocol::goal::ProtectedChange { path: path.clone(), diff: diff.to_string() })
         })
         .collect()
+}
+
+/// The status a `goal_end` item names ([`GoalStatus::as_str`]); an unknown name is `paused`
+/// (over, and not made active again by a budget raise).
+fn parse_status(name: &str) -> GoalStatus {
+    serde_json::from_value(serde_json::Value::String(name.to_string())).unwrap_or(GoalStatus::Paused)
 }
 
 fn describe(cause: &StopCause) -> String {

@@ -44,7 +44,7 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use self::controls::Controls;
-pub use self::goal::ResumedGoal;
+pub use self::goal::{GoalControl, ResumedGoal};
 pub use self::rewind::Rewound;
 pub use self::settings::AgentSettings;
 use self::settings::Limits;
@@ -82,6 +82,9 @@ pub struct Agent {
     hooks: TurnHooks,
     /// Long-term memory: recall per user turn, and the files a `memory` write changes.
     memory: Option<Arc<SessionMemory>>,
+    /// The model a goal's evaluator requests go to (`[goal] evaluator_model`); `None`: the
+    /// session's model.
+    evaluator_model: Option<String>,
 }
 
 impl Agent {
@@ -123,7 +126,15 @@ impl Agent {
             rules: RuleSet::default(),
             hooks: TurnHooks::default(),
             memory: None,
+            evaluator_model: None,
         }
+    }
+
+    /// Sends a goal's evaluator requests to `model` at the session's provider instead of the
+    /// session's model (`[goal] evaluator_model`).
+    pub fn with_evaluator_model(mut self, model: Option<String>) -> Agent {
+        self.evaluator_model = model.filter(|model| !model.trim().is_empty());
+        self
     }
 
     /// Recalls from `memory` for each user prompt, and saves the files its `memory` writes change

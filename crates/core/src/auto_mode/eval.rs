@@ -121,10 +121,10 @@ pub struct Figures {
     pub harmful: usize,
     /// Harmful rows allowed.
     pub misses: usize,
-    /// Median latency per reviewed call, ms.
-    pub median_ms: u64,
-    /// 90th percentile latency per reviewed call, ms.
-    pub p90_ms: u64,
+    /// Median latency per reviewed call, µs.
+    pub median_us: u64,
+    /// 90th percentile latency per reviewed call, µs.
+    pub p90_us: u64,
 }
 
 impl Figures {
@@ -133,7 +133,7 @@ impl Figures {
         let count = |label: Label, wrong: bool| {
             outcomes.iter().filter(|o| o.label == label && (!wrong || !o.correct())).count()
         };
-        let mut latencies: Vec<u64> = outcomes.iter().map(|o| o.review.latency_ms).collect();
+        let mut latencies: Vec<u64> = outcomes.iter().map(|o| o.review.latency_us).collect();
         latencies.sort_unstable();
         let at = |p: f64| {
             latencies
@@ -146,8 +146,8 @@ impl Figures {
             false_positives: count(Label::Allow, true),
             harmful: count(Label::Block, false),
             misses: count(Label::Block, true),
-            median_ms: at(0.5),
-            p90_ms: at(0.9),
+            median_us: at(0.5),
+            p90_us: at(0.9),
         }
     }
 
@@ -217,7 +217,7 @@ mod tests {
         let outcome = |label, allow, ms| Outcome {
             id: String::new(),
             label,
-            review: Review { allow, stage: 1, reason: String::new(), latency_ms: ms },
+            review: Review { allow, stage: 1, reason: String::new(), latency_us: ms },
         };
         let figures = Figures::of(&[
             outcome(Label::Allow, true, 10),
@@ -232,6 +232,6 @@ mod tests {
         );
         assert_eq!(figures.false_positive_rate(), 50.0);
         assert!((figures.miss_rate() - 33.333).abs() < 0.01);
-        assert_eq!((figures.median_ms, figures.p90_ms), (30, 50));
+        assert_eq!((figures.median_us, figures.p90_us), (30, 50));
     }
 }

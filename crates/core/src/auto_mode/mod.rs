@@ -53,15 +53,15 @@ pub struct Review {
     pub stage: u8,
     /// Why, in the reviewer's words (or why its answer could not be used).
     pub reason: String,
-    /// Wall time of the review's requests, ms.
-    pub latency_ms: u64,
+    /// Wall time of the review's requests, µs.
+    pub latency_us: u64,
 }
 
 impl Review {
     /// The receipt's line: `auto mode reviewer: allow at stage 1 (120 ms)`.
     pub fn by(&self) -> String {
         let verdict = if self.allow { "allow" } else { "block" };
-        format!("auto mode reviewer: {verdict} at stage {} ({} ms)", self.stage, self.latency_ms)
+        format!("auto mode reviewer: {verdict} at stage {} ({} ms)", self.stage, self.latency_us / 1_000)
     }
 }
 
@@ -163,7 +163,7 @@ impl Reviewer {
                 Err(why) => (false, 2, why),
             },
         };
-        let review = Review { allow, stage, reason, latency_ms: started.elapsed().as_millis() as u64 };
+        let review = Review { allow, stage, reason, latency_us: started.elapsed().as_micros() as u64 };
         self.count(&review);
         review
     }
@@ -212,9 +212,21 @@ impl Reviewer {
             top_p: None,
             thinking: None,
             prompt_caching: false,
+            response_format: (stage == Stage::Reasoned).then(prompt::schema),
         };
-        let streamed =
+        let mut streamed =
             crate::requester::stream(self.provider.as_ref(), self.thinking, &request, None, cancel).await;
+        if request.response_format.is_some()
+            && matches!(streamed.acc.error(), Some(lathe_protocol::ProviderError::BadRequest { .. }))
+        {
+            // An OpenAI-compatible server that takes no JSON schema: the prompt asks for the shape.
+            if let Ok(mut state) = self.state.lock() {
+                state.usage.push(streamed.acc.usage());
+            }
+            let plain = ModelRequest { response_format: None, ..request };
+            streamed =
+                crate::requester::stream(self.provider.as_ref(), self.thinking, &plain, None, cancel).await;
+        }
         if let Ok(mut state) = self.state.lock() {
             state.usage.push(streamed.acc.usage());
         }

@@ -76,8 +76,8 @@ async fn a_block_is_reasoned_at_stage_two() {
     assert_eq!(
         review,
         Review {
-            latency_ms: review.latency_ms,
-            ..Review { allow: false, stage: 2, reason: "deletes the home folder".into(), latency_ms: 0 }
+            latency_us: review.latency_us,
+            ..Review { allow: false, stage: 2, reason: "deletes the home folder".into(), latency_us: 0 }
         }
     );
     assert!(review.by().starts_with("auto mode reviewer: block at stage 2 ("));

@@ -82,6 +82,23 @@ pub fn request_text(stage: Stage, user_messages: &[String], call: PendingCall<'_
     text
 }
 
+/// Stage 2's answer shape as structured output (sent where the provider takes one; OpenAI Chat
+/// `response_format`, Responses `text.format`).
+pub fn schema() -> lathe_protocol::ResponseFormat {
+    lathe_protocol::ResponseFormat {
+        name: "permission_review".to_string(),
+        schema: json!({
+            "type": "object",
+            "properties": {
+                "decision": {"type": "string", "enum": ["allow", "block"]},
+                "reason": {"type": "string"}
+            },
+            "required": ["decision", "reason"],
+            "additionalProperties": false
+        }),
+    }
+}
+
 /// Stage 1's answer: `Some(true)` for allow, `Some(false)` for block, `None` when it is neither
 /// (which goes on to stage 2 as a block would).
 pub fn quick_answer(text: &str) -> Option<bool> {

@@ -28,6 +28,12 @@
 //!
 //! [memory]
 //! mode = "on"                      # on (default) | read-only (recall, no writes) | off (--memory)
+//!
+//! [goal]
+//! evaluator_model = "claude-haiku-4-5"  # the goal evaluator's model (default: the session's)
+//!
+//! [loop]
+//! min_interval_ms = 1000           # shortest /loop interval (default 60 000; a test knob, user config only)
 //! ```
 //!
 //! Each layer is a [`ConfigLayer`] of the fields it sets; [`ConfigLayer::merged`] merges them as
@@ -177,6 +183,24 @@ pub struct AutoModeEntry {
     pub reviewer_model: Option<String>,
 }
 
+/// Goal settings (`[goal]`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GoalEntry {
+    /// The model the evaluator's requests go to, at the session's provider (default: the
+    /// session's model).
+    pub evaluator_model: Option<String>,
+}
+
+/// Loop settings (`[loop]`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoopEntry {
+    /// The shortest interval of `/loop` and the shortest `schedule_wakeup` delay, in ms (default
+    /// 60 000). A test knob: lower it to run a loop in seconds; a project's config cannot set it.
+    pub min_interval_ms: Option<u64>,
+}
+
 /// One configuration layer (a file, the environment, or the flags).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -236,6 +260,12 @@ pub struct ConfigLayer {
     /// Auto mode settings.
     #[serde(default)]
     pub auto_mode: AutoModeEntry,
+    /// Goal settings.
+    #[serde(default)]
+    pub goal: GoalEntry,
+    /// Loop settings.
+    #[serde(default)]
+    pub r#loop: LoopEntry,
 }
 
 impl ConfigLayer {
@@ -309,6 +339,9 @@ impl ConfigLayer {
         }
         if self.trust_project_mcp.take().is_some() {
             dropped.push("trust_project_mcp".to_string());
+        }
+        if self.r#loop.min_interval_ms.take().is_some() {
+            dropped.push("loop.min_interval_ms".to_string());
         }
         for (name, entry) in &mut self.providers {
             if entry.base_url.take().is_some() {

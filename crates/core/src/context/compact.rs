@@ -207,6 +207,7 @@ pub fn summary_request(
         top_p: None,
         thinking: None,
         prompt_caching,
+        response_format: None,
     }
 }
 

@@ -282,7 +282,8 @@ impl SessionBuilder {
                 .with_session_context(session_context)
                 .with_usage_meter(meter)
                 .with_hooks(hooks)
-                .with_reviewer(reviewer, true);
+                .with_reviewer(reviewer, true)
+                .with_evaluator_model(config.layer.goal.evaluator_model.clone());
         if let Some(memory) = memory {
             agent = agent.with_memory(memory);
         }

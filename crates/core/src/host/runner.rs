@@ -1,7 +1,9 @@
 //! The session task: takes ops one at a time and runs user turns. While a turn runs, `Cancel`,
-//! `Permission`, `SetMode`, `RunCommand` and `Quit` act at once; `UserInput`, `SetModel`,
-//! `ListTurns`, `Report` and `Compact` wait for the turn's end, in order; `Rewind` is refused (the
-//! front end cancels first). A user's own command (`RunCommand`) runs beside all of that: its end
+//! `Permission`, `SetMode`, `RunCommand` and `Quit` act at once, and so does `RaiseGoalBudget`
+//! for a running goal (`ClearGoal` cancels it, then clears it); `UserInput`, `SetModel`,
+//! `ListTurns`, `Report`, `Compact` and the loop ops wait for the turn's end, in order; `Rewind` is
+//! refused (the front end cancels first). The goal ops are in `goals.rs`, the loop's (a tick is a
+//! turn of its own kind, which never starts a goal) in `loops.rs`. A user's own command (`RunCommand`) runs beside all of that: its end
 //! is taken whenever it comes, and `Cancel` kills it when no turn runs. When the session ends, a
 //! running command is killed, SessionEnd hooks run and the MCP servers are stopped before the
 //! event stream closes.
@@ -14,10 +16,14 @@ use lathe_protocol::{AgentEvent, AgentOp, Content, RunStats, StopCause, UserMess
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
+mod goals;
+mod loops;
+
 use super::approver::ChannelApprover;
 use super::command::UserCommands;
 use super::config::Config;
 use crate::Agent;
+use crate::agent::GoalControl;
 use crate::commands::{self, ExpandContext};
 use crate::context::CompactOutcome;
 use crate::skills::SkillSet;
@@ -30,6 +36,15 @@ use crate::tool_scope::ToolList;
 enum Flow {
     Continue,
     Quit,
+}
+
+/// What a turn answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TurnKind {
+    /// The user's input: it works toward the goal, if one is set.
+    User,
+    /// A loop's tick: a normal turn that never starts or continues a goal.
+    Tick,
 }
 
 pub(crate) struct Runner {
@@ -49,6 +64,8 @@ pub(crate) struct Runner {
     goal: Option<lathe_protocol::goal::GoalSpec>,
     /// A goal the resumed session's ledger holds as active: the next user input goes on with it.
     resumed_goal: Option<crate::agent::ResumedGoal>,
+    /// The running loop, as its ledger items say.
+    looping: Option<lathe_protocol::loops::LoopState>,
 }
 
 impl Runner {
@@ -75,6 +92,7 @@ impl Runner {
             mcp,
             goal: None,
             resumed_goal: None,
+            looping: None,
         }
     }
 
@@ -92,8 +110,10 @@ impl Runner {
                 "resuming the goal \"{}\" at iteration {} of {}",
                 goal.spec.condition, goal.iterations, goal.spec.max_iterations
             ));
+            self.announce_resumed_goal(&goal);
             self.resumed_goal = Some(goal);
         }
+        self.restore_loop();
         loop {
             let op = match self.queued.pop_front() {
                 Some(op) => op,
@@ -175,6 +195,11 @@ impl Runner {
                     self.resumed_goal = None;
                 }
             },
+            AgentOp::ClearGoal => self.clear_goal(),
+            AgentOp::RaiseGoalBudget { by } => self.raise_goal_budget(by),
+            AgentOp::StartLoop { spec } => self.start_loop(spec),
+            AgentOp::StopLoop => self.stop_loop("stopped by the user"),
+            AgentOp::LoopTick => return self.loop_tick().await,
             AgentOp::Quit => return Flow::Quit,
         }
         Flow::Continue
@@ -204,7 +229,7 @@ impl Runner {
         content.splice(0..0, self.commands.take_context());
         let command = match content.first() {
             Some(Content::Text { text }) if text.trim_start().starts_with('/') => text.clone(),
-            _ => return self.turn(UserMessage { content, origin: UserOrigin::User }).await,
+            _ => return self.turn(UserMessage { content, origin: UserOrigin::User }, TurnKind::User).await.0,
         };
         let ctx = ExpandContext {
             workspace: self.config.workspace.clone(),
@@ -244,7 +269,7 @@ impl Runner {
                 });
                 return Flow::Continue;
             }
-            return self.turn(UserMessage { content, origin: UserOrigin::User }).await;
+            return self.turn(UserMessage { content, origin: UserOrigin::User }, TurnKind::User).await.0;
         };
         for message in &expansion.warnings {
             self.warn(format!("/{}: {message}", expansion.name));
@@ -267,7 +292,7 @@ impl Runner {
             }
             self.agent.replace_tools(tools)
         });
-        let flow = self.turn(UserMessage { content, origin: UserOrigin::User }).await;
+        let flow = self.turn(UserMessage { content, origin: UserOrigin::User }, TurnKind::User).await.0;
         if let Some(tools) = saved {
             self.agent.replace_tools(tools);
         }
@@ -277,13 +302,20 @@ impl Runner {
         flow
     }
 
-    /// Runs one user turn, taking the ops that act during it.
-    async fn turn(&mut self, input: UserMessage) -> Flow {
+    /// Runs one turn, taking the ops that act during it; returns how it ended.
+    async fn turn(&mut self, input: UserMessage, kind: TurnKind) -> (Flow, StopCause) {
         let cancel = CancellationToken::new();
+        let control = GoalControl::default();
         let mut flow = Flow::Continue;
         let mut ops_open = true;
-        let resumed = if self.goal.is_none() { self.resumed_goal.take() } else { None };
-        let goal = self.goal.take().or_else(|| resumed.as_ref().map(|goal| goal.spec.clone()));
+        let (resumed, goal) = match kind {
+            TurnKind::User => {
+                let resumed = if self.goal.is_none() { self.resumed_goal.take() } else { None };
+                let goal = self.goal.take().or_else(|| resumed.as_ref().map(|goal| goal.spec.clone()));
+                (resumed, goal)
+            }
+            TurnKind::Tick => (None, None),
+        };
         let Runner { agent, approver, modes, events, ops, queued, gate, commands, .. } = self;
         let stop = |approver: &Option<Arc<ChannelApprover>>| {
             cancel.cancel();
@@ -294,17 +326,15 @@ impl Runner {
         let run = async {
             match &goal {
                 Some(goal) => {
-                    agent.run_goal(input, goal, resumed.as_ref(), events, &cancel).await;
+                    agent.run_goal(input, goal, resumed.as_ref(), &control, events, &cancel).await.0
                 }
-                None => {
-                    agent.run(input, events, &cancel).await;
-                }
+                None => agent.run(input, events, &cancel).await,
             }
         };
         tokio::pin!(run);
-        loop {
+        let cause = loop {
             tokio::select! {
-                _ = &mut run => break,
+                cause = &mut run => break cause,
                 () = commands.finished(events) => {}
                 op = ops.recv(), if ops_open => match op {
                     None => {
@@ -329,6 +359,14 @@ impl Runner {
                         modes.send_replace(mode);
                     }
                     Some(AgentOp::RunCommand { command }) => commands.start(command, events),
+                    Some(AgentOp::RaiseGoalBudget { by }) if goal.is_some() => control.raise(by),
+                    Some(AgentOp::ClearGoal) => {
+                        // The goal's turns stop; it is cleared once the run has ended.
+                        if goal.is_some() {
+                            stop(approver);
+                        }
+                        queued.push_back(AgentOp::ClearGoal);
+                    }
                     Some(AgentOp::Rewind { .. }) => {
                         let message = "rewind: a turn is running; cancel it first".to_string();
                         let _ = events.send(AgentEvent::Warning { message });
@@ -338,6 +376,10 @@ impl Runner {
                         | AgentOp::SetModel { .. }
                         | AgentOp::ListTurns
                         | AgentOp::SetGoal { .. }
+                        | AgentOp::RaiseGoalBudget { .. }
+                        | AgentOp::StartLoop { .. }
+                        | AgentOp::StopLoop
+                        | AgentOp::LoopTick
                         | AgentOp::Report
                         | AgentOp::Compact { .. }),
                     ) => {
@@ -345,10 +387,10 @@ impl Runner {
                     }
                 },
             }
-        }
+        };
         // A skill the model loaded restricts the tools until the turn ends.
         gate.clear();
-        flow
+        (flow, cause)
     }
 }
 

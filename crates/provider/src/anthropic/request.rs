@@ -6,7 +6,8 @@
 //! result becomes a `tool_result` block (with `is_error`, and images inside it); a compaction
 //! becomes a user text message carrying the summary; meta items are skipped. Consecutive user-side
 //! items are merged into one user message (so parallel results share one message, results first).
-//! Cache breakpoints are added afterwards by [`super::cache`].
+//! Cache breakpoints are added afterwards by [`super::cache`]. The Messages API has no structured
+//! output: a request's response format is left to its prompt (not sent).
 
 use lathe_protocol::{Content, LedgerItem, ModelRequest, ThinkingFormat};
 use serde_json::{Map, Value, json};

@@ -7,7 +7,8 @@
 //! runs; other formats are dropped); each tool result becomes one `role: tool` message with its
 //! text (Chat has no error flag; the text says what failed), and images from a run of results
 //! follow in one user message after the last of them (tool messages must directly follow the call);
-//! a compaction becomes a user message with the summary; meta items are skipped.
+//! a compaction becomes a user message with the summary; meta items are skipped. A response
+//! format (structured output) becomes `response_format` with a strict `json_schema`.
 
 use lathe_protocol::{Content, LedgerItem, ModelRequest, ThinkingFormat};
 use serde_json::{Map, Value, json};
@@ -39,6 +40,12 @@ pub fn encode(request: &ModelRequest, model: &str) -> Value {
     }
     // OpenAI reasoning models reject `max_tokens` and sampling parameters; compatible servers only
     // know `max_tokens`.
+    if let Some(format) = &request.response_format {
+        body.insert(
+            "response_format".into(),
+            json!({"type": "json_schema", "json_schema": {"name": format.name, "schema": format.schema, "strict": true}}),
+        );
+    }
     let reasoning_model = is_openai_reasoning_model(model);
     let limit_key = if reasoning_model { "max_completion_tokens" } else { "max_tokens" };
     body.insert(limit_key.into(), json!(request.max_output_tokens));

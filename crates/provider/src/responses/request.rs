@@ -8,7 +8,8 @@
 //! `include: ["reasoning.encrypted_content"]` is requested), assistant `message` items with
 //! `output_text`, and `function_call` items; a tool result becomes a `function_call_output` with its
 //! text, and images from a run of results follow in one user message; a compaction becomes a user
-//! message with the summary; meta items are skipped.
+//! message with the summary; meta items are skipped. A response format (structured output)
+//! becomes `text.format` with a strict `json_schema`.
 
 use lathe_protocol::{Content, LedgerItem, ModelRequest, ThinkingFormat};
 use serde_json::{Map, Value, json};
@@ -40,6 +41,12 @@ pub fn encode(request: &ModelRequest, model: &str) -> Value {
         body.insert("tools".into(), Value::Array(tools));
     }
     body.insert("max_output_tokens".into(), json!(request.max_output_tokens));
+    if let Some(format) = &request.response_format {
+        body.insert(
+            "text".into(),
+            json!({"format": {"type": "json_schema", "name": format.name, "schema": format.schema, "strict": true}}),
+        );
+    }
     let reasoning_model = catalog::lookup(model).supports_thinking;
     if let Some(thinking) = request.thinking {
         body.insert(

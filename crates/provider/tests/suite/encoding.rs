@@ -109,6 +109,7 @@ fn request(model: &str, format: ThinkingFormat) -> ModelRequest {
         top_p: None,
         thinking: Some(ThinkingConfig { budget_tokens: 4_096 }),
         prompt_caching: true,
+        response_format: None,
     }
 }
 
@@ -289,4 +290,30 @@ fn sampling_parameters_are_left_out_for_openai_reasoning_models() {
     let mut o3 = req.clone();
     o3.model = "openai/o3".into();
     assert_eq!(encode_request(Protocol::OpenAiChat, &o3, "")["max_completion_tokens"], json!(8_192));
+}
+
+#[test]
+fn a_response_format_is_a_strict_json_schema_on_openai_and_left_to_the_prompt_on_anthropic() {
+    let mut req = request("gpt-4o", ThinkingFormat::OpenAiChat);
+    req.thinking = None;
+    for protocol in [Protocol::Anthropic, Protocol::OpenAiChat, Protocol::OpenAiResponses] {
+        let body = encode_request(protocol, &req, "");
+        assert!(body.get("response_format").is_none() && body.get("text").is_none(), "{protocol:?}: {body}");
+    }
+    let schema = json!({"type": "object", "properties": {"met": {"type": "boolean"}}, "required": ["met"],
+        "additionalProperties": false});
+    req.response_format =
+        Some(lathe_protocol::ResponseFormat { name: "goal_verdict".into(), schema: schema.clone() });
+    let chat = encode_request(Protocol::OpenAiChat, &req, "");
+    assert_eq!(
+        chat["response_format"],
+        json!({"type": "json_schema", "json_schema": {"name": "goal_verdict", "schema": schema, "strict": true}})
+    );
+    let responses = encode_request(Protocol::OpenAiResponses, &req, "");
+    assert_eq!(
+        responses["text"],
+        json!({"format": {"type": "json_schema", "name": "goal_verdict", "schema": schema, "strict": true}})
+    );
+    let anthropic = encode_request(Protocol::Anthropic, &req, "");
+    assert!(!anthropic.to_string().contains("goal_verdict"), "{anthropic}");
 }

@@ -93,6 +93,7 @@ fn request(messages: Vec<LedgerItem>) -> ModelRequest {
         top_p: None,
         thinking: None,
         prompt_caching: false,
+        response_format: None,
     }
 }
 
