@@ -89,6 +89,9 @@ pub enum AgentEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         preview: Option<ToolPreview>,
     },
+    /// The model presented a plan with `exit_plan_mode`; answer with [`AgentOp::PlanAnswer`]
+    /// (a headless session does not wait: its run ends with the plan).
+    PlanReady(crate::plan::PlanReady),
     /// A tool call finished (or was denied / interrupted); the result is in the ledger.
     ToolResult {
         /// The result, bound to its call id.
@@ -373,6 +376,13 @@ pub enum AgentOp {
         call_id: String,
         /// The decision.
         answer: PermissionAnswer,
+    },
+    /// The answer to an [`AgentEvent::PlanReady`] (see [`crate::plan`]).
+    PlanAnswer {
+        /// The `exit_plan_mode` call it answers.
+        call_id: String,
+        /// The decision.
+        answer: crate::plan::PlanAnswer,
     },
     /// Stop the running turn: abort the request and kill running tools. Pending permission
     /// requests are answered "no".

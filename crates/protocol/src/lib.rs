@@ -12,6 +12,7 @@
 //!   [`ResultView`] after); [`classify`]: classifications of [`AgentEvent`]s front ends share.
 //! - [`report`]: the run report ([`RunReport`]) — files changed, commands and checks run, claims of
 //!   the final answer without evidence — derived from the ledger.
+//! - [`plan`]: a plan presented in plan mode and the user's answer to it.
 //! - [`tool_names`]: built-in tools' names and their Claude Code names, in one table.
 //!
 //! This crate has no I/O and no async runtime; everything here is plain data with serde.
@@ -30,6 +31,7 @@ pub mod ledger;
 pub mod memory;
 pub mod mode;
 pub mod pairing;
+pub mod plan;
 pub mod preview;
 pub mod report;
 pub mod request;

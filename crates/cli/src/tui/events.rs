@@ -108,6 +108,8 @@ impl UiState {
                 self.finish_stream();
                 self.dialog = Some(PermissionDialog::new(call, reason, suggestion, preview));
             }
+            // The plan dialog comes with `/plan`; until then a presented plan waits for a cancel.
+            AgentEvent::PlanReady(_) => {}
             AgentEvent::ToolResult { result, tool, elapsed_ms, view } => {
                 self.tool_result(result, tool, elapsed_ms, view.as_ref())
             }

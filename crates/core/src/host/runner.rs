@@ -1,5 +1,5 @@
 //! The session task: takes ops one at a time and runs user turns. While a turn runs, `Cancel`,
-//! `Permission`, `SetMode`, `RunCommand` and `Quit` act at once; `UserInput`, `SetModel`,
+//! `Permission`, `PlanAnswer`, `SetMode`, `RunCommand` and `Quit` act at once; `UserInput`, `SetModel`,
 //! `ListTurns`, `Report` and `Compact` wait for the turn's end, in order; `Rewind` is refused (the
 //! front end cancels first). A user's own command (`RunCommand`) runs beside all of that: its end
 //! is taken whenever it comes, and `Cancel` kills it when no turn runs. When the session ends, a
@@ -20,6 +20,7 @@ use super::config::Config;
 use crate::Agent;
 use crate::commands::{self, ExpandContext};
 use crate::context::CompactOutcome;
+use crate::plan::PlanDesk;
 use crate::skills::SkillSet;
 use crate::skills::gate::ToolGate;
 use crate::subagent::select_tools;
@@ -49,6 +50,8 @@ pub(crate) struct Runner {
     goal: Option<lathe_protocol::goal::GoalSpec>,
     /// A goal the resumed session's ledger holds as active: the next user input goes on with it.
     resumed_goal: Option<crate::agent::ResumedGoal>,
+    /// Plans presented with `exit_plan_mode`, waiting for `PlanAnswer`.
+    plans: Option<Arc<PlanDesk>>,
 }
 
 impl Runner {
@@ -75,7 +78,14 @@ impl Runner {
             mcp,
             goal: None,
             resumed_goal: None,
+            plans: None,
         }
+    }
+
+    /// The desk that `PlanAnswer` ops are delivered to.
+    pub(crate) fn with_plans(mut self, plans: Arc<PlanDesk>) -> Runner {
+        self.plans = Some(plans);
+        self
     }
 
     /// The skills `/<skill-name>` expands, and the gate of a loaded skill's `allowed-tools`
@@ -131,6 +141,9 @@ impl Runner {
             AgentOp::UserInput { content } => return self.user_input(content).await,
             AgentOp::Permission { call_id, .. } => {
                 self.warn(format!("no permission request is waiting for call {call_id}"));
+            }
+            AgentOp::PlanAnswer { call_id, .. } => {
+                self.warn(format!("no plan is waiting for call {call_id}"))
             }
             AgentOp::Cancel => self.commands.kill(),
             AgentOp::SetMode { mode } => {
@@ -284,7 +297,7 @@ impl Runner {
         let mut ops_open = true;
         let resumed = if self.goal.is_none() { self.resumed_goal.take() } else { None };
         let goal = self.goal.take().or_else(|| resumed.as_ref().map(|goal| goal.spec.clone()));
-        let Runner { agent, approver, modes, events, ops, queued, gate, commands, .. } = self;
+        let Runner { agent, approver, modes, events, ops, queued, gate, commands, plans, .. } = self;
         let stop = |approver: &Option<Arc<ChannelApprover>>| {
             cancel.cancel();
             if let Some(approver) = approver {
@@ -322,6 +335,12 @@ impl Runner {
                         let delivered = approver.as_ref().is_some_and(|approver| approver.answer(&call_id, answer));
                         if !delivered {
                             let message = format!("no permission request is waiting for call {call_id}");
+                            let _ = events.send(AgentEvent::Warning { message });
+                        }
+                    }
+                    Some(AgentOp::PlanAnswer { call_id, answer }) => {
+                        if !plans.as_ref().is_some_and(|plans| plans.answer(&call_id, answer)) {
+                            let message = format!("no plan is waiting for call {call_id}");
                             let _ = events.send(AgentEvent::Warning { message });
                         }
                     }
