@@ -16,6 +16,7 @@ mod mcp;
 mod memory;
 mod msrv;
 mod permissions;
+mod plan;
 mod replay;
 mod report;
 mod scopes;
