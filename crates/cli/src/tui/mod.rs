@@ -21,6 +21,7 @@ mod input;
 mod keys;
 mod markdown;
 mod picker;
+mod plan;
 mod slash;
 mod state;
 mod stream;

@@ -44,6 +44,11 @@ pub const COMMANDS: &[CommandInfo] = &[
         description: "show or set the permission mode (default, accept-edits, plan, dont-ask, bypass)",
     },
     CommandInfo {
+        name: "plan",
+        argument: "[task]",
+        description: "plan mode: read-only, the model presents a plan to run or revise; a task is sent",
+    },
+    CommandInfo {
         name: "resume",
         argument: "[id]",
         description: "continue an earlier session of this directory",
@@ -87,6 +92,8 @@ pub enum SlashCommand {
     Model(Option<String>),
     /// `/mode [mode]`
     Mode(Option<String>),
+    /// `/plan [task]`
+    Plan(Option<String>),
     /// `/resume [id]`
     Resume(Option<String>),
     /// `/rewind`
@@ -170,6 +177,7 @@ pub fn parse(line: &str) -> Result<SlashCommand, SlashError> {
         "goal" => Ok(SlashCommand::Goal(argument)),
         "model" => Ok(SlashCommand::Model(argument)),
         "mode" | "permissions" => Ok(SlashCommand::Mode(argument)),
+        "plan" => Ok(SlashCommand::Plan(argument)),
         "resume" => Ok(SlashCommand::Resume(argument)),
         "rewind" => none(SlashCommand::Rewind, "rewind"),
         "compact" => Ok(SlashCommand::Compact(argument)),
