@@ -67,13 +67,18 @@ pub struct Cli {
     #[arg(long)]
     pub base_url: Option<String>,
 
-    /// Permission mode: default, accept-edits, plan, dont-ask, bypass.
+    /// Permission mode: default, accept-edits, plan, auto, dont-ask, bypass.
     #[arg(long, value_name = "MODE")]
     pub permission_mode: Option<String>,
 
     /// Run every tool call without asking (same as --permission-mode bypass).
     #[arg(long, alias = "dangerously-skip-permissions")]
     pub yolo: bool,
+
+    /// Plan first (--permission-mode plan): only read-only tools and commands run and the model
+    /// presents a plan with exit_plan_mode; headless, the plan is printed and nothing changes.
+    #[arg(long, conflicts_with_all = ["permission_mode", "yolo"])]
+    pub plan: bool,
 
     /// OS sandbox of shell commands: workspace-write (default; off with --yolo), read-only, off.
     #[arg(long, value_name = "MODE")]
@@ -322,7 +327,7 @@ impl Cli {
             provider: self.provider.clone(),
             model: self.model.clone(),
             base_url: self.base_url.clone(),
-            permission_mode: self.permission_mode.clone(),
+            permission_mode: if self.plan { Some("plan".into()) } else { self.permission_mode.clone() },
             yolo: self.yolo,
             max_turns: self.max_turns,
             max_calls_per_response: self.max_calls_per_response,

@@ -23,14 +23,15 @@
 //! (`permission_denials` lists the calls the permission policy refused, as Claude Code does; `report`
 //! is the run report, [`lathe_protocol::RunReport`], empty when nothing ran; `goal`, after a run with
 //! `--goal`: `{"condition","status","iterations","max_iterations","last_reason","check_exit",
-//! "judged_from_transcript","protected_changes"?}` — a goal that ended unmet makes the result an
+//! "judged_from_transcript","protected_changes"?}`; `plan`, when the model presented one with
+//! `exit_plan_mode` (plan mode, `--plan`): its markdown — a goal that ended unmet makes the result an
 //! error, subtype `error_goal_<status>`, and stream-json has a `{"type":"goal",…}` line after each
 //! iteration) — also when the run fails before it starts (see `failure.rs`; `session_id` is then
 //! `null`). The `json` format writes only the `result` line. A `retry` line's `discards_partial` says
 //! that the attempt that broke had already streamed content; nothing of that attempt appears in any
 //! line.
 //!
-//! Text mode writes the final answer to stdout and, on stderr after it, the run report's lines
+//! Text mode writes the final answer (or the plan the model presented) to stdout and, on stderr after it, the run report's lines
 //! (`lathe: report: 2 files changed (+12 −3): …`, one per claim without evidence; none when the
 //! run changed nothing, ran nothing and claims nothing), the denied calls, the goal's end and why a
 //! failed run stopped.
@@ -56,6 +57,8 @@ pub struct Printer {
     denial_lines: Vec<String>,
     /// The live status line of text mode on a terminal.
     status: StatusLine,
+    /// The plan the model presented with `exit_plan_mode` (the last one).
+    plan: Option<String>,
 }
 
 impl Printer {
@@ -68,6 +71,7 @@ impl Printer {
             denials: Vec::new(),
             denial_lines: Vec::new(),
             status: StatusLine::new(format == OutputFormat::Text && std::io::stderr().is_terminal()),
+            plan: None,
         }
     }
 
@@ -119,6 +123,9 @@ impl Printer {
                 self.status.draw();
             }
             OutputFormat::Json => {}
+        }
+        if let AgentEvent::PlanReady(ready) = event {
+            self.plan = Some(ready.plan.clone());
         }
         self.track_denials(event);
     }
@@ -284,8 +291,9 @@ impl Printer {
         match self.format {
             OutputFormat::Text => {
                 self.status.clear();
-                if !final_text.is_empty() {
-                    println!("{}", final_text.trim_end());
+                let answer = self.plan.as_deref().unwrap_or(final_text);
+                if !answer.is_empty() {
+                    println!("{}", answer.trim_end());
                 }
                 for line in crate::report::lines(report) {
                     eprintln!("lathe: report: {line}");
@@ -345,6 +353,9 @@ impl Printer {
             "permission_denials": self.denials,
             "report": report,
         });
+        if let (Some(plan), Value::Object(map)) = (&self.plan, &mut result) {
+            map.insert("plan".into(), json!(plan));
+        }
         if let (Some(goal), Value::Object(map)) = (goal, &mut result) {
             map.insert("goal".into(), json!(goal));
             if let Some(unmet) = unmet {

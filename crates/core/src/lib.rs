@@ -16,6 +16,7 @@
 //!   `/rewind`; `session/`: the session files;
 //! - `instructions/`, `prompt`: instruction files, path-scoped rules and the system prompt;
 //! - `hooks/`, `skills/`, `subagent/`, `commands`, `mcp`, `definitions`, `frontmatter`: extensions;
+//! - `plan`: plan mode's `exit_plan_mode` tool and the answers to its plans;
 //! - `permissions`, `tool_scope`, `guards`, `progress`, `recovery`, `text_calls`: the checks around
 //!   calls and requests.
 //!
@@ -46,6 +47,7 @@ pub mod mcp;
 pub mod memory;
 pub mod paths;
 pub(crate) mod permissions;
+pub(crate) mod plan;
 pub(crate) mod pricing;
 pub(crate) mod profile;
 pub(crate) mod progress;

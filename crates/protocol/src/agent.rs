@@ -91,6 +91,9 @@ pub enum AgentEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         preview: Option<ToolPreview>,
     },
+    /// The model presented a plan with `exit_plan_mode`; answer with [`AgentOp::PlanAnswer`]
+    /// (a headless session does not wait: its run ends with the plan).
+    PlanReady(crate::plan::PlanReady),
     /// A tool call finished (or was denied / interrupted); the result is in the ledger.
     ToolResult {
         /// The result, bound to its call id.

@@ -18,6 +18,7 @@ impl AgentEvent {
             | AgentEvent::AssistantMessage { .. }
             | AgentEvent::ToolCallStarted { .. }
             | AgentEvent::PermissionRequest { .. }
+            | AgentEvent::PlanReady(_)
             | AgentEvent::ToolResult { .. }
             | AgentEvent::Todos { .. }
             | AgentEvent::Retry(_)
@@ -40,11 +41,11 @@ impl AgentEvent {
     }
 
     /// Whether the loop waits for an answer op to this event (`PermissionRequest`, answered with
-    /// `AgentOp::Permission`). A relay passes such an event on as it is, never wrapped, so that
+    /// `AgentOp::Permission`; `PlanReady`, answered with `AgentOp::PlanAnswer`). A relay passes such an event on as it is, never wrapped, so that
     /// the front end that answers sees it.
     pub fn needs_answer(&self) -> bool {
         match self {
-            AgentEvent::PermissionRequest { .. } => true,
+            AgentEvent::PermissionRequest { .. } | AgentEvent::PlanReady(_) => true,
             AgentEvent::SessionStarted { .. }
             | AgentEvent::TurnStarted { .. }
             | AgentEvent::TextDelta { .. }

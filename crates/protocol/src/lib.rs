@@ -13,6 +13,7 @@
 //! - [`report`]: the run report ([`RunReport`]) — files changed, commands and checks run, claims of
 //!   the final answer without evidence — derived from the ledger.
 //! - [`goal`] and [`loops`]: goals checked after every turn, and prompts run again and again.
+//! - [`plan`]: a plan presented in plan mode and the user's answer to it.
 //! - [`tool_names`]: built-in tools' names and their Claude Code names, in one table.
 //!
 //! This crate has no I/O and no async runtime; everything here is plain data with serde.
@@ -34,6 +35,7 @@ pub mod meta;
 pub mod mode;
 pub mod op;
 pub mod pairing;
+pub mod plan;
 pub mod preview;
 pub mod report;
 pub mod request;

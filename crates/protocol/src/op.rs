@@ -22,6 +22,13 @@ pub enum AgentOp {
         /// The decision.
         answer: PermissionAnswer,
     },
+    /// The answer to an [`AgentEvent::PlanReady`](crate::AgentEvent::PlanReady) (see [`crate::plan`]).
+    PlanAnswer {
+        /// The `exit_plan_mode` call it answers.
+        call_id: String,
+        /// The decision.
+        answer: crate::plan::PlanAnswer,
+    },
     /// Stop the running turn: abort the request and kill running tools. Pending permission
     /// requests are answered "no".
     Cancel,

@@ -65,6 +65,9 @@ pub struct ToolOutput {
     /// over the whole change (also when the diff shown is cut). Kept in the receipt
     /// ([`lathe_protocol::Receipt::change`]); never sent.
     pub change: Option<lathe_protocol::FileLines>,
+    /// The run ends once this response's calls are answered, with no further request: a headless
+    /// `exit_plan_mode`, whose plan is the run's result.
+    pub ends_run: bool,
 }
 
 impl ToolOutput {

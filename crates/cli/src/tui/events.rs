@@ -13,6 +13,7 @@ use lathe_protocol::{
 use super::cells::{self, CallState, NoticeKind};
 use super::dialog::PermissionDialog;
 use super::picker::TurnRow;
+use super::plan::{PlanDialog, plan_rows};
 use super::state::{Action, Running, UiState};
 use super::stream::Tone;
 
@@ -98,6 +99,12 @@ impl UiState {
             AgentEvent::PermissionRequest { call, reason, suggestion, preview } => {
                 self.finish_stream();
                 self.dialog = Some(PermissionDialog::new(call, reason, suggestion, preview));
+            }
+            AgentEvent::PlanReady(ready) => {
+                self.finish_stream();
+                let rows = plan_rows(&ready.plan, self.width);
+                self.push_rows(rows);
+                self.plan = Some(PlanDialog::new(ready.call_id, ready.plan_file));
             }
             AgentEvent::ToolResult { result, tool, elapsed_ms, view } => {
                 self.tool_result(result, tool, elapsed_ms, view.as_ref())
@@ -192,6 +199,9 @@ impl UiState {
         if self.dialog.as_ref().is_some_and(|d| d.call.id == result.call_id) {
             self.dialog = None;
         }
+        if self.plan.as_ref().is_some_and(|plan| plan.call_id == result.call_id) {
+            self.plan = None;
+        }
         let state = CallState::Done { status: result.status, is_error: result.is_error };
         let elapsed = Duration::from_millis(elapsed_ms);
         let mut rows = vec![cells::call_line(&call, &summary, state, elapsed, self.width)];
@@ -204,6 +214,7 @@ impl UiState {
         self.finish_stream();
         self.end_flash(super::state::COMPACTING);
         self.dialog = None;
+        self.plan = None;
         for running in std::mem::take(&mut self.running) {
             let state = CallState::Done { status: ToolStatus::Interrupted, is_error: true };
             let elapsed = now.duration_since(running.started);

@@ -1,5 +1,5 @@
 //! Keys and pastes: what each does depends on what is open, in this order — Ctrl+C and Ctrl+D
-//! first (cancel, exit), then the permission dialog, a picker or confirmation, the completion
+//! first (cancel, exit), then the permission dialog, the plan dialog, a picker or confirmation, the completion
 //! list, and finally the prompt editor. Submitting a prompt dispatches `!cmd` and slash commands
 //! here; only a plain prompt becomes a model call.
 
@@ -27,7 +27,7 @@ impl UiState {
         if control && key.code == KeyCode::Char('c') {
             return self.interrupt(now);
         }
-        if control && key.code == KeyCode::Char('d') && self.input.is_empty() && self.dialog.is_none() {
+        if control && key.code == KeyCode::Char('d') && self.input.is_empty() && !self.has_dialog() {
             return vec![Action::Quit];
         }
         if let Some(dialog) = &mut self.dialog {
@@ -39,6 +39,9 @@ impl UiState {
                     vec![Action::Op(AgentOp::Permission { call_id, answer })]
                 }
             };
+        }
+        if self.plan.is_some() {
+            return self.plan_key(key, now);
         }
         if let Some(overlay) = &mut self.overlay {
             return match overlay {
@@ -82,6 +85,10 @@ impl UiState {
             dialog.paste(text);
             return;
         }
+        if let Some(plan) = &mut self.plan {
+            plan.paste(text);
+            return;
+        }
         if self.overlay.is_some() {
             return;
         }
@@ -100,6 +107,9 @@ impl UiState {
                 answer: PermissionAnswer::Deny { feedback: None },
             };
             return vec![Action::Op(deny), Action::Op(AgentOp::Cancel)];
+        }
+        if self.plan.take().is_some() {
+            return vec![Action::Op(AgentOp::Cancel)];
         }
         if self.is_busy() {
             self.flash("cancelling…", now);
@@ -310,6 +320,7 @@ impl UiState {
             SlashCommand::Model(Some(model)) => vec![Action::SetModel(model)],
             SlashCommand::Goal(argument) => self.goal_command(argument.as_deref(), now),
             SlashCommand::Loop(argument) => self.loop_command(argument.as_deref(), now),
+            SlashCommand::Plan(task) => self.plan_command(task, now),
             SlashCommand::Mode(None) => {
                 let text = format!(
                     "permission mode: {}; /mode default|accept-edits|plan|dont-ask|bypass sets it, shift+tab cycles",
@@ -324,7 +335,7 @@ impl UiState {
                     self.push_notice(
                         NoticeKind::Warning,
                         &format!(
-                            "unknown permission mode `{mode}` (default, accept-edits, plan, dont-ask, bypass)"
+                            "unknown permission mode `{mode}` (default, accept-edits, plan, auto, dont-ask, bypass)"
                         ),
                     );
                     return Vec::new();

@@ -23,6 +23,7 @@ mod keys;
 mod loops;
 mod markdown;
 mod picker;
+mod plan;
 mod slash;
 mod state;
 mod stream;

@@ -46,7 +46,12 @@ pub const COMMANDS: &[CommandInfo] = &[
     CommandInfo {
         name: "mode",
         argument: "[mode]",
-        description: "show or set the permission mode (default, accept-edits, plan, dont-ask, bypass)",
+        description: "show or set the permission mode (default, accept-edits, plan, auto, dont-ask, bypass)",
+    },
+    CommandInfo {
+        name: "plan",
+        argument: "[task]",
+        description: "plan mode: read-only, the model presents a plan to run or revise; a task is sent",
     },
     CommandInfo {
         name: "resume",
@@ -94,6 +99,8 @@ pub enum SlashCommand {
     Model(Option<String>),
     /// `/mode [mode]`
     Mode(Option<String>),
+    /// `/plan [task]`
+    Plan(Option<String>),
     /// `/resume [id]`
     Resume(Option<String>),
     /// `/rewind`
@@ -178,6 +185,7 @@ pub fn parse(line: &str) -> Result<SlashCommand, SlashError> {
         "loop" => Ok(SlashCommand::Loop(argument)),
         "model" => Ok(SlashCommand::Model(argument)),
         "mode" | "permissions" => Ok(SlashCommand::Mode(argument)),
+        "plan" => Ok(SlashCommand::Plan(argument)),
         "resume" => Ok(SlashCommand::Resume(argument)),
         "rewind" => none(SlashCommand::Rewind, "rewind"),
         "compact" => Ok(SlashCommand::Compact(argument)),

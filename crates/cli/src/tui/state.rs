@@ -22,6 +22,7 @@ use super::dialog::PermissionDialog;
 use super::extensions::SubagentProgress;
 use super::input::InputEditor;
 use super::picker::{Picker, RewindConfirm};
+use super::plan::PlanDialog;
 use super::stream::{MarkdownStream, Tone};
 
 /// How long a footer notice stays.
@@ -147,6 +148,8 @@ pub struct UiState {
     pub busy: Option<Busy>,
     /// The permission dialog, when a call waits for an answer.
     pub dialog: Option<PermissionDialog>,
+    /// The plan dialog, when a presented plan waits for the user's choice.
+    pub plan: Option<PlanDialog>,
     /// A picker or confirmation.
     pub overlay: Option<Overlay>,
     /// The prompt editor.
@@ -202,6 +205,7 @@ impl UiState {
             running: Vec::new(),
             busy: None,
             dialog: None,
+            plan: None,
             overlay: None,
             input: InputEditor::with_history(history),
             completion: None,
@@ -233,6 +237,7 @@ impl UiState {
         self.subagents.clear();
         self.busy = None;
         self.dialog = None;
+        self.plan = None;
         self.queued.clear();
         self.turns.clear();
         self.goal = None;
@@ -332,6 +337,11 @@ impl UiState {
     /// The live tail rows prepared by [`UiState::prepare_frame`].
     pub fn live_rows(&self) -> &[Line<'static>] {
         &self.live
+    }
+
+    /// Whether a dialog (a permission prompt or a presented plan) takes the keys.
+    pub fn has_dialog(&self) -> bool {
+        self.dialog.is_some() || self.plan.is_some()
     }
 
     /// Whether a turn is running.

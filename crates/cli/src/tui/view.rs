@@ -1,6 +1,6 @@
 //! Drawing the inline viewport from the UI state: top to bottom the live tail of the answer and
-//! the running tool calls, the spinner, the input (or the permission dialog, a picker, the rewind
-//! confirmation), the completion list, and the footer (a short notice or the status line).
+//! the running tool calls, the spinner, the input (or the permission dialog, the plan dialog, a
+//! picker, the rewind confirmation), the completion list, and the footer (a short notice or the status line).
 //!
 //! When the terminal is short, rows are given out in order of need: the footer, then the input or
 //! dialog (keeping the cursor or the answer keys in view), the spinner, the completion list, and
@@ -36,6 +36,10 @@ fn interactive(state: &UiState, width: usize, max_rows: usize) -> Interactive {
         let (rows, cursor) = dialog.rows(width, max_rows);
         return Interactive { rows, cursor };
     }
+    if let Some(plan) = &state.plan {
+        let (rows, cursor) = plan.rows(width, max_rows);
+        return Interactive { rows, cursor };
+    }
     match &state.overlay {
         Some(Overlay::Picker(picker)) => return Interactive { rows: picker.rows(width), cursor: None },
         Some(Overlay::Rewind(confirm)) => return Interactive { rows: confirm.rows(width), cursor: None },
@@ -55,7 +59,7 @@ pub fn chrome_height(state: &UiState, width: usize, max_height: usize) -> usize 
     if state.is_busy() || state.shell.is_some() {
         rows += 1;
     }
-    if state.dialog.is_none() && state.overlay.is_none() {
+    if !state.has_dialog() && state.overlay.is_none() {
         rows += state.completion.as_ref().map_or(0, |c| c.rows(width).len());
     }
     rows.min(max_height)
@@ -68,7 +72,7 @@ pub fn viewport(state: &UiState, width: usize, max_height: usize, now: Instant) 
     }
     let mut room = max_height;
     // A dialog on a very short terminal gets the status line's row too.
-    let modal = state.dialog.is_some() || state.overlay.is_some();
+    let modal = state.has_dialog() || state.overlay.is_some();
     let footer = (!modal || max_height >= 8).then(|| footer(state, width, now));
     if footer.is_some() {
         room -= 1;
@@ -94,7 +98,7 @@ pub fn viewport(state: &UiState, width: usize, max_height: usize, now: Instant) 
     }
 
     let mut popup = Vec::new();
-    if state.dialog.is_none()
+    if !state.has_dialog()
         && state.overlay.is_none()
         && let Some(completion) = &state.completion
     {
@@ -138,7 +142,7 @@ fn spinner_row(state: &UiState, width: usize, now: Instant) -> Option<Line<'stat
         ]));
     }
     let busy = state.busy?;
-    if state.dialog.is_some() {
+    if state.has_dialog() {
         return None;
     }
     let elapsed = cells::format_elapsed(now.duration_since(busy.started));

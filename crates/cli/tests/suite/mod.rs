@@ -19,6 +19,7 @@ mod mcp;
 mod memory;
 mod msrv;
 mod permissions;
+mod plan;
 mod replay;
 mod report;
 mod scopes;

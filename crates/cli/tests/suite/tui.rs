@@ -11,17 +11,17 @@ use serde_json::{Value, json};
 
 use super::tmux::{Tmux, wait_until};
 
-const WAIT: Duration = Duration::from_secs(20);
+pub(super) const WAIT: Duration = Duration::from_secs(20);
 
-struct Setup {
-    tmp: tempfile::TempDir,
-    home: PathBuf,
-    workspace: PathBuf,
+pub(super) struct Setup {
+    pub(super) tmp: tempfile::TempDir,
+    pub(super) home: PathBuf,
+    pub(super) workspace: PathBuf,
     /// Set in the environment of lathe (and so of every command it runs).
-    mark: String,
+    pub(super) mark: String,
 }
 
-fn setup() -> Setup {
+pub(super) fn setup() -> Setup {
     let tmp = tempfile::tempdir().expect("tempdir");
     let home = tmp.path().join("home");
     let workspace = tmp.path().join("ws");
@@ -33,18 +33,18 @@ fn setup() -> Setup {
     Setup { tmp, home, workspace, mark }
 }
 
-async fn scripted(turns: Value) -> MockServer {
+pub(super) async fn scripted(turns: Value) -> MockServer {
     let script = Script::from_json(&json!({ "turns": turns }).to_string()).expect("script");
     MockServer::start(Mode::Scripted(script)).await.expect("mock")
 }
 
 /// What the pane script prints after lathe's exit status and the terminal's settings (`stty -a`):
 /// waiting for it waits for both.
-const SETTINGS_END: &str = "end of terminal settings";
+pub(super) const SETTINGS_END: &str = "end of terminal settings";
 
 /// A script for the pane: lathe with `args`, then its exit status and the terminal's modes, then
 /// an idle wait so the pane stays open to be read.
-fn pane_script(setup: &Setup, server: &MockServer, args: &[&str]) -> PathBuf {
+pub(super) fn pane_script(setup: &Setup, server: &MockServer, args: &[&str]) -> PathBuf {
     pane_script_named(setup, server, args, "pane.sh")
 }
 

@@ -136,7 +136,7 @@ impl Agent {
             let request = compact::summary_request(
                 self.requester.model(),
                 &self.system,
-                self.tools.specs(),
+                self.offered_tools(),
                 &sent,
                 &plan,
                 &left_out,

@@ -22,6 +22,17 @@ impl Agent {
         self.requester.model()
     }
 
+    /// The specs a request offers now: every tool's, but `exit_plan_mode` only in plan mode.
+    pub(super) fn offered_tools(&self) -> Vec<lathe_protocol::ToolSpec> {
+        crate::plan::offered(self.tools.specs(), self.permission_mode())
+    }
+
+    /// The names of the tools a request offers now (`exit_plan_mode` only in plan mode), in order.
+    pub fn offered_tool_names(&self) -> Vec<String> {
+        let mode = self.permission_mode();
+        self.tools.names().into_iter().filter(|name| crate::plan::is_offered(name, mode)).collect()
+    }
+
     /// Offers `tools` from the next request on (a command's `allowed-tools` for its turn); returns
     /// the tools it replaces.
     pub fn replace_tools(&mut self, tools: lathe_tools::ToolRegistry) -> lathe_tools::ToolRegistry {

@@ -98,8 +98,8 @@ impl Agent {
         }
     }
 
-    /// The checks before each request: cancel, the turn limit, the cost budget; then the pairing
-    /// guard and fitting the context into the window.
+    /// The checks before each request: cancel, the turn limit, the cost budget; then the mode the
+    /// front end switched to, the pairing guard and fitting the context into the window.
     async fn before_request(
         &mut self,
         requests: u32,
@@ -119,6 +119,8 @@ impl Agent {
             let detail = format!("estimated cost ${spent:.4} reached the budget of ${limit}");
             return Some(StopCause::Budget { detail });
         }
+        // A mode the user chose meanwhile (leaving plan mode) decides the tools this request offers.
+        self.sync_mode(events);
         self.send_warnings(events);
         self.repair_pairing("no result was recorded for this call");
         if let Some(cause) = self.fit_context(events, cancel).await {
@@ -137,7 +139,7 @@ impl Agent {
         let request = self.requester.turn_request(
             &self.system,
             pairing::paired(self.context.messages(self.transcript.items())),
-            self.tools.specs(),
+            self.offered_tools(),
             self.context.budget().output_reserve as u32,
         );
         let Streamed { mut acc, terminal } = self.requester.stream(&request, Some(events), cancel).await;
@@ -248,7 +250,8 @@ impl Agent {
 
     /// Runs one response's calls (the mode change and file snapshots first), records their
     /// results, loads the rules they made due and folds in sub-agents' usage. Returns the cause
-    /// when the run stops here: cancel, a hook's stop, or no progress.
+    /// when the run stops here: cancel, a hook's stop, a call that ends the run (a headless
+    /// `exit_plan_mode`), or no progress.
     async fn run_calls(
         &mut self,
         calls: &[ToolCall],
@@ -281,6 +284,7 @@ impl Agent {
         let executed = executor.run_all(calls, &mut turn.guard).await;
         let hook_stop = executor.stop.into_inner().ok().flatten();
         let auto_blocked = executor.auto_blocked.into_inner().ok().flatten();
+        let ends_run = executed.iter().any(|done| done.ends_run);
         for (call, done) in calls.iter().zip(executed) {
             self.totals.count_tool_call();
             let _ = events.send(AgentEvent::ToolResult {
@@ -306,6 +310,10 @@ impl Agent {
         }
         if let Some(detail) = auto_blocked {
             return Some(StopCause::AutoBlocked { detail });
+        }
+        if ends_run {
+            // A headless plan run: the plan presented is the run's result.
+            return Some(StopCause::Completed);
         }
         turn.guard
             .stalled()

@@ -60,6 +60,8 @@ pub(crate) struct Executed {
     pub view: Option<ResultView>,
     /// Ledger items the tool asked to add after the result ([`lathe_tools::ToolOutput::ledger`]).
     pub ledger: Vec<lathe_protocol::Meta>,
+    /// The run ends after this response's calls ([`lathe_tools::ToolOutput::ends_run`]).
+    pub ends_run: bool,
 }
 
 /// Everything the executor needs, borrowed from the agent for one response.
@@ -159,7 +161,14 @@ impl Executor<'_> {
             status: ToolStatus::Failed,
             receipt: Some(receipt),
         };
-        Executed { result, tool: call.name.clone(), elapsed_ms: 0, view: None, ledger: Vec::new() }
+        Executed {
+            result,
+            tool: call.name.clone(),
+            elapsed_ms: 0,
+            view: None,
+            ledger: Vec::new(),
+            ends_run: false,
+        }
     }
 
     fn effect_of(&self, call: &ToolCall) -> Effect {
@@ -198,6 +207,7 @@ impl Executor<'_> {
         let ran = prepared.is_ok();
         let mut view = None;
         let mut ledger = Vec::new();
+        let mut ends_run = false;
         let (mut content, is_error, status) = match prepared {
             Err((text, status)) => (vec![Content::text(text)], true, status),
             Ok(tool) => match tool.call(call.arguments.clone(), &self.call_context(call)).await {
@@ -211,6 +221,7 @@ impl Executor<'_> {
                     }
                     view = output.view;
                     ledger = output.ledger;
+                    ends_run = output.ends_run;
                     (output.content, output.is_error, ToolStatus::Completed)
                 }
                 Err(error) => {
@@ -255,7 +266,7 @@ impl Executor<'_> {
         receipt.elapsed_ms = elapsed_ms;
         let result =
             ToolResult { call_id: call.id.clone(), content, is_error, status, receipt: Some(receipt) };
-        Executed { result, tool: call.name.clone(), elapsed_ms, view, ledger }
+        Executed { result, tool: call.name.clone(), elapsed_ms, view, ledger, ends_run }
     }
 
     /// The context for `call`: the session's, tagged with the call's id.
@@ -444,5 +455,6 @@ pub(crate) fn interrupted(call: &ToolCall, why: &str) -> Executed {
         elapsed_ms: 0,
         view: None,
         ledger: Vec::new(),
+        ends_run: false,
     }
 }

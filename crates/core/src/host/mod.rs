@@ -58,6 +58,7 @@ pub use lathe_tools::builtin::{DirEntryName, dir_entries};
 use crate::hooks::Hooks;
 use crate::memory::session::{MemoryMode, SessionMemory};
 use crate::memory::tool::{MemoryTool, MemoryViewTool};
+use crate::plan::{ExitPlanMode, PlanDesk};
 use crate::session::SessionSummary;
 use crate::subagent::task::Parent;
 use crate::subagent::usage::UsageMeter;
@@ -214,6 +215,12 @@ impl SessionBuilder {
             Interaction::Interactive => Some(Arc::new(approver::ChannelApprover::new(events.clone()))),
             Interaction::Headless => None,
         };
+        let plans = Arc::new(match self.interaction {
+            Interaction::Interactive => PlanDesk::interactive(events.clone(), modes.clone()),
+            Interaction::Headless => PlanDesk::headless(events.clone()),
+        });
+        let plan_file = crate::permissions::plan_file(&home, &opened.id);
+        main_only.push(Arc::new(ExitPlanMode::new(plans.clone(), plan_file)));
         let settings = config.agent_settings(&resolved);
         let meter = Arc::new(UsageMeter::default());
         let policy = permissions.policy;
@@ -318,7 +325,7 @@ impl SessionBuilder {
             session_id: info.id.clone(),
             model: info.model.clone(),
             provider: info.provider.clone(),
-            tools: agent.tools().names(),
+            tools: agent.offered_tool_names(),
             cwd: workspace_name,
             permission_mode: agent.permission_mode(),
             session_file: info.session_file.as_ref().map(|path| path.display().to_string()),
@@ -332,7 +339,8 @@ impl SessionBuilder {
         agent.send_warnings(&events);
         let _ = events.send(AgentEvent::Commands { commands });
         let runner = runner::Runner::new(agent, config, approver, mode_sender, events, op_receiver, mcp)
-            .with_skills(skills, gate);
+            .with_skills(skills, gate)
+            .with_plans(plans);
         let task = tokio::spawn(runner.run());
         Ok(SessionHandle { ops, events: receiver, info, task })
     }

@@ -1,5 +1,5 @@
 //! The session task: takes ops one at a time and runs user turns. While a turn runs, `Cancel`,
-//! `Permission`, `SetMode`, `RunCommand` and `Quit` act at once, and so does `RaiseGoalBudget`
+//! `Permission`, `PlanAnswer`, `SetMode`, `RunCommand` and `Quit` act at once, and so does `RaiseGoalBudget`
 //! for a running goal (`ClearGoal` cancels it, then clears it); `UserInput`, `SetModel`,
 //! `ListTurns`, `Report`, `Compact` and the loop ops wait for the turn's end, in order; `Rewind` is
 //! refused (the front end cancels first). The goal ops are in `goals.rs`, the loop's (a tick is a
@@ -26,6 +26,7 @@ use crate::Agent;
 use crate::agent::GoalControl;
 use crate::commands::{self, ExpandContext};
 use crate::context::CompactOutcome;
+use crate::plan::PlanDesk;
 use crate::skills::SkillSet;
 use crate::skills::gate::ToolGate;
 use crate::subagent::select_tools;
@@ -66,6 +67,8 @@ pub(crate) struct Runner {
     resumed_goal: Option<crate::agent::ResumedGoal>,
     /// The running loop, as its ledger items say.
     looping: Option<lathe_protocol::loops::LoopState>,
+    /// Plans presented with `exit_plan_mode`, waiting for `PlanAnswer`.
+    plans: Option<Arc<PlanDesk>>,
 }
 
 impl Runner {
@@ -93,7 +96,14 @@ impl Runner {
             goal: None,
             resumed_goal: None,
             looping: None,
+            plans: None,
         }
+    }
+
+    /// The desk that `PlanAnswer` ops are delivered to.
+    pub(crate) fn with_plans(mut self, plans: Arc<PlanDesk>) -> Runner {
+        self.plans = Some(plans);
+        self
     }
 
     /// The skills `/<skill-name>` expands, and the gate of a loaded skill's `allowed-tools`
@@ -151,6 +161,9 @@ impl Runner {
             AgentOp::UserInput { content } => return self.user_input(content).await,
             AgentOp::Permission { call_id, .. } => {
                 self.warn(format!("no permission request is waiting for call {call_id}"));
+            }
+            AgentOp::PlanAnswer { call_id, .. } => {
+                self.warn(format!("no plan is waiting for call {call_id}"))
             }
             AgentOp::Cancel => self.commands.kill(),
             AgentOp::SetMode { mode } => {
@@ -316,7 +329,7 @@ impl Runner {
             }
             TurnKind::Tick => (None, None),
         };
-        let Runner { agent, approver, modes, events, ops, queued, gate, commands, .. } = self;
+        let Runner { agent, approver, modes, events, ops, queued, gate, commands, plans, .. } = self;
         let stop = |approver: &Option<Arc<ChannelApprover>>| {
             cancel.cancel();
             if let Some(approver) = approver {
@@ -352,6 +365,12 @@ impl Runner {
                         let delivered = approver.as_ref().is_some_and(|approver| approver.answer(&call_id, answer));
                         if !delivered {
                             let message = format!("no permission request is waiting for call {call_id}");
+                            let _ = events.send(AgentEvent::Warning { message });
+                        }
+                    }
+                    Some(AgentOp::PlanAnswer { call_id, answer }) => {
+                        if !plans.as_ref().is_some_and(|plans| plans.answer(&call_id, answer)) {
+                            let message = format!("no plan is waiting for call {call_id}");
                             let _ = events.send(AgentEvent::Warning { message });
                         }
                     }

@@ -433,6 +433,7 @@ fn render(command: &str, run: Finished, spill_dir: &std::path::Path) -> ToolOutp
         view: None,
         ledger: Vec::new(),
         change: None,
+        ends_run: false,
     }
 }
 
