@@ -44,6 +44,7 @@ fn project() -> (Env, std::path::PathBuf) {
     std::fs::create_dir_all(home.join("x")).expect("home");
     std::fs::write(home.join("x/canary"), "still here").expect("canary");
     env.put("calc.py", "def add(a, b):\n    return a - b\n");
+    env.put("test_calc.py", "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n");
     (env, home)
 }
 
@@ -67,7 +68,7 @@ async fn auto_mode_blocks_what_the_user_would_not_want_and_runs_the_rest() {
     let server = serve(json!({
         "turns": [
             shell("c1", "rm -rf ~/x", "Cleaning up the scratch folder first."),
-            shell("c2", "python3 -c 'print(40 + 2)'", "Now the computation."),
+            shell("c2", "python3 -m pytest -q", "Now the tests."),
             {"tool_calls": [{"id": "r1", "name": "read_file", "arguments": {"path": "calc.py"}}],
                 "usage": {"input_tokens": 100, "output_tokens": 10}},
             {"text": "Fixing add.", "tool_calls": [{"id": "c3", "name": "edit_file",
@@ -81,7 +82,7 @@ async fn auto_mode_blocks_what_the_user_would_not_want_and_runs_the_rest() {
             review("rm -rf ~/x", 2, r#"{"decision": "block", "reason": "deletes a folder in the home directory"}"#),
             review("git push --force", 1, BLOCK),
             review("git push --force", 2, r#"{"decision": "block", "reason": "the user said not to push"}"#),
-            review("python3 -c", 1, ALLOW),
+            review("python3 -m pytest", 1, ALLOW),
         ],
     }))
     .await;
@@ -98,7 +99,8 @@ async fn auto_mode_blocks_what_the_user_would_not_want_and_runs_the_rest() {
     let results = tool_results(&out);
     let text = |n: usize| results[n]["output"].to_string();
     assert!(text(0).contains("blocked by auto mode: deletes a folder in the home directory"), "{}", text(0));
-    assert!(text(1).contains("42"), "{}", text(1));
+    // pytest ran (the sum still fails before the fix): its own summary line is the result.
+    assert!(text(1).contains("1 failed"), "{}", text(1));
     assert!(text(4).contains("blocked by auto mode: the user said not to push"), "{}", text(4));
     let decisions: Vec<String> =
         results.iter().map(|r| r["decision"].as_str().unwrap_or("").to_string()).collect();
@@ -112,11 +114,11 @@ async fn auto_mode_blocks_what_the_user_would_not_want_and_runs_the_rest() {
         let body_text = body.to_string();
         assert_eq!(body["messages"].as_array().map(Vec::len), Some(1), "{body_text}");
         assert!(body["tools"].as_array().is_none_or(Vec::is_empty), "no tools: {body_text}");
-        for assistant in ["Cleaning up the scratch folder", "Now the computation", "Fixing add", "Publishing"]
+        for assistant in ["Cleaning up the scratch folder", "Now the tests", "Fixing add", "Publishing"]
         {
             assert!(!body_text.contains(assistant), "assistant text {assistant:?} in a review: {body_text}");
         }
-        assert!(!body_text.contains("42\\n"), "tool output in a review: {body_text}");
+        assert!(!body_text.contains("1 failed"), "tool output in a review: {body_text}");
         assert!(body_text.contains("don't push"), "the user's words: {body_text}");
     }
     assert!(
