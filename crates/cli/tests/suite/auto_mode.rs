@@ -114,8 +114,7 @@ async fn auto_mode_blocks_what_the_user_would_not_want_and_runs_the_rest() {
         let body_text = body.to_string();
         assert_eq!(body["messages"].as_array().map(Vec::len), Some(1), "{body_text}");
         assert!(body["tools"].as_array().is_none_or(Vec::is_empty), "no tools: {body_text}");
-        for assistant in ["Cleaning up the scratch folder", "Now the tests", "Fixing add", "Publishing"]
-        {
+        for assistant in ["Cleaning up the scratch folder", "Now the tests", "Fixing add", "Publishing"] {
             assert!(!body_text.contains(assistant), "assistant text {assistant:?} in a review: {body_text}");
         }
         assert!(!body_text.contains("1 failed"), "tool output in a review: {body_text}");

@@ -158,6 +158,15 @@ impl EntryCache {
     /// Makes the record hold exactly `entries` (with the stamps they were read at), leaving out
     /// entries changed within [`RACY`] of `now`; marks it for writing when that changed it.
     pub(crate) fn update(&mut self, entries: &[(Stamp, &Entry)], now: SystemTime) {
+        // The usual start: every entry read from the record, none recent, none gone.
+        let unchanged = entries.len() == self.record.entries.len()
+            && entries.iter().all(|(stamp, entry)| {
+                !stamp.racy(now)
+                    && self.record.entries.get(&entry.file).is_some_and(|cached| cached.stamp == *stamp)
+            });
+        if unchanged {
+            return;
+        }
         let mut next = HashMap::with_capacity(entries.len());
         for (stamp, entry) in entries {
             if stamp.racy(now) {
