@@ -243,3 +243,15 @@ async fn in_the_terminal_ui_the_breaker_turns_the_fourth_review_into_a_question(
     .await
     .expect("pane");
 }
+
+#[tokio::test]
+async fn yolo_and_another_permission_mode_are_refused_together() {
+    let (env, home) = project();
+    let server = serve(json!({"turns": [answer("never sent")]})).await;
+    for mode in ["auto", "dont-ask", "plan"] {
+        let out = output(run(&env, &home, &server, "hi", &["--permission-mode", mode, "--yolo"])).await;
+        assert_eq!(out.status.code(), Some(2), "{mode}: {}", stderr(&out));
+        assert!(stderr(&out).contains("--yolo is --permission-mode bypass"), "{}", stderr(&out));
+    }
+    assert!(server.requests().is_empty());
+}

@@ -26,6 +26,9 @@ pub mod rules;
 
 use prompt::{PendingCall, Stage};
 
+/// The openings of the blocks Lathe appends to a user's message, which are not the user's words.
+const APPENDED: [&str; 2] = [crate::memory::session::RECALL_PREFIX, "<hook-context "];
+
 /// Blocks in a row after which auto mode falls back to asking.
 pub const MAX_CONSECUTIVE_BLOCKS: u32 = 3;
 /// Blocks in a session after which auto mode falls back to asking.
@@ -110,14 +113,27 @@ impl Reviewer {
         }
     }
 
-    /// The user's messages of `ledger`: only what the user typed, never injected or model text.
+    /// The user's messages of `ledger`: only what the user typed, never injected or model text,
+    /// nor the blocks Lathe appends to a user's message (recalled memories, a UserPromptSubmit
+    /// hook's context), which a repository or an earlier session may have written.
     pub fn user_messages_of(ledger: &[LedgerItem]) -> Vec<String> {
+        let typed = |message: &UserMessage| -> String {
+            let parts: Vec<&str> = message
+                .content
+                .iter()
+                .filter_map(|part| match part {
+                    Content::Text { text } if !APPENDED.iter().any(|tag| text.starts_with(tag)) => {
+                        Some(text.as_str())
+                    }
+                    _ => None,
+                })
+                .collect();
+            parts.join("\n")
+        };
         ledger
             .iter()
             .filter_map(|item| match item {
-                LedgerItem::User(message) if message.origin == UserOrigin::User => {
-                    Some(message.text_content())
-                }
+                LedgerItem::User(message) if message.origin == UserOrigin::User => Some(typed(message)),
                 _ => None,
             })
             .filter(|text| !text.trim().is_empty())
@@ -150,6 +166,18 @@ impl Reviewer {
         let messages = self.state.lock().map(|state| state.user_messages.clone()).unwrap_or_default();
         let cwd = cwd.display().to_string();
         let pending = PendingCall { tool: &call.name, arguments: &call.arguments, cwd: &cwd };
+        if let Some(length) = prompt::too_long(&call.arguments) {
+            // What the reviewer cannot see it cannot judge: a command could hide its tail past the cut.
+            let reason = format!(
+                "the call's arguments are {length} characters (after folding runs of blanks), more than the \
+                 {} the reviewer reads; split it into smaller steps",
+                prompt::MAX_ARGUMENT_CHARS
+            );
+            let review =
+                Review { allow: false, stage: 1, reason, latency_us: started.elapsed().as_micros() as u64 };
+            self.count(&review);
+            return review;
+        }
         let quick = self.ask(Stage::Quick, &messages, pending, cancel).await;
         let (allow, stage, reason) = match quick.as_deref().map(prompt::quick_answer) {
             Ok(Some(true)) => (true, 1, "stage 1 allowed it".to_string()),

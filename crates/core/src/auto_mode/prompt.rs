@@ -52,6 +52,33 @@ pub struct PendingCall<'a> {
     pub cwd: &'a str,
 }
 
+/// The arguments as the reviewer reads them: compact JSON with every run of blanks folded to one
+/// space (padding cannot push a command's tail out of sight).
+fn folded(arguments: &Value) -> String {
+    let text = arguments.to_string();
+    let mut out = String::with_capacity(text.len());
+    let mut blank = false;
+    for c in text.chars() {
+        if c == ' ' || c == '\t' {
+            if !blank {
+                out.push(' ');
+            }
+            blank = true;
+        } else {
+            out.push(c);
+            blank = false;
+        }
+    }
+    out
+}
+
+/// The length of `arguments` as the reviewer would read them, when it is over
+/// [`MAX_ARGUMENT_CHARS`]: such a call is blocked without a review.
+pub fn too_long(arguments: &Value) -> Option<usize> {
+    let length = folded(arguments).chars().count();
+    (length > MAX_ARGUMENT_CHARS).then_some(length)
+}
+
 /// The text of the review request at `stage`.
 pub fn request_text(stage: Stage, user_messages: &[String], call: PendingCall<'_>, rules: &str) -> String {
     let mut text = format!("{REVIEW_MARKER} stage {}\n\n", stage.number());
@@ -63,7 +90,7 @@ pub fn request_text(stage: Stage, user_messages: &[String], call: PendingCall<'_
         text.push_str(&format!("--- user message {} ---\n{}\n", n + 1, message.trim_end()));
     }
     text.push_str("--- end of the user's messages ---\n\n");
-    let arguments = call.arguments.to_string();
+    let arguments = folded(call.arguments);
     let arguments = match arguments.char_indices().nth(MAX_ARGUMENT_CHARS) {
         Some((at, _)) => format!("{}… (cut at {MAX_ARGUMENT_CHARS} characters)", &arguments[..at]),
         None => arguments,

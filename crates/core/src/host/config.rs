@@ -223,6 +223,13 @@ pub fn workspace(dir: Option<&Path>) -> Result<PathBuf, StartError> {
 }
 
 fn flags_layer(flags: &Flags) -> Result<ConfigLayer, StartError> {
+    if let (true, Some(mode)) = (flags.yolo, &flags.permission_mode)
+        && mode.parse::<PermissionMode>() != Ok(PermissionMode::Bypass)
+    {
+        return Err(StartError::Usage(format!(
+            "--yolo is --permission-mode bypass; it cannot be combined with --permission-mode {mode}"
+        )));
+    }
     let permission_mode = if flags.yolo {
         Some(PermissionMode::Bypass)
     } else {

@@ -197,6 +197,19 @@ impl Ctx<'_> {
         if !write {
             return Decision::allow("memory read");
         }
+        if self.mode == PermissionMode::Auto {
+            // The user's memory is read by every project's sessions (and, recalled, by nobody as
+            // the user's words): the reviewer decides its writes; a project's memory is an edit.
+            return if user_scope {
+                let hint = format!("add `Memory({path})` to permissions.allow in ~/.lathe/settings.json");
+                Decision {
+                    review: true,
+                    ..Decision::ask("mode auto", format!("writes user memory `{path}`"), hint)
+                }
+            } else {
+                Decision::allow("mode auto (a project memory write)")
+            };
+        }
         let rule = format!("Memory({path})");
         let hint = format!(
             "add `{rule}` (or `Memory` for every memory write) to permissions.allow in \

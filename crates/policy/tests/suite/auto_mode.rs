@@ -43,4 +43,8 @@ fn auto_mode_reviews_only_what_would_ask() {
     let asked = sh("git commit -m x");
     assert_eq!((asked.verdict, asked.review), (Verdict::Ask, false), "an ask rule asks a person: {asked:?}");
     assert_eq!(sh("touch y").summary(), "review (mode auto)");
+    // The user's memory is every project's: its writes are reviewed; a project's memory is an edit.
+    let memory = |path: &str| policy.decide("memory", &Access::Memory { path: path.into(), write: true });
+    assert!(reviewed(memory("user/pref.md")), "user memory");
+    assert_eq!(memory("project/notes.md").by, "mode auto (a project memory write)");
 }
