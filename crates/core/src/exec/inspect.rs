@@ -314,12 +314,16 @@ impl Inspector for Permission {
 /// ask into an allow (a deny stays a deny), its ask turns an allow into an ask.
 fn with_hook(decision: Decision, hook: Option<PermissionVerdict>) -> Decision {
     match (hook, decision.verdict) {
-        (Some(PermissionVerdict::Allow(reason)), Verdict::Ask) => Decision {
-            verdict: Verdict::Allow,
-            by: format!("PreToolUse hook: {reason}"),
-            suggestions: Vec::new(),
-            ..decision
-        },
+        // A repository's hook does not stand in for auto mode's reviewer.
+        (Some(PermissionVerdict::ProjectAllow(_)), Verdict::Ask) if decision.review => decision,
+        (Some(PermissionVerdict::Allow(reason) | PermissionVerdict::ProjectAllow(reason)), Verdict::Ask) => {
+            Decision {
+                verdict: Verdict::Allow,
+                by: format!("PreToolUse hook: {reason}"),
+                suggestions: Vec::new(),
+                ..decision
+            }
+        }
         (Some(PermissionVerdict::Ask(reason)), Verdict::Allow) => Decision {
             verdict: Verdict::Ask,
             by: "a PreToolUse hook".into(),
@@ -328,6 +332,12 @@ fn with_hook(decision: Decision, hook: Option<PermissionVerdict>) -> Decision {
             suggestions: Vec::new(),
             review: false,
         },
-        (Some(PermissionVerdict::Allow(_) | PermissionVerdict::Ask(_)) | None, _) => decision,
+        (
+            Some(
+                PermissionVerdict::Allow(_) | PermissionVerdict::ProjectAllow(_) | PermissionVerdict::Ask(_),
+            )
+            | None,
+            _,
+        ) => decision,
     }
 }

@@ -68,6 +68,9 @@ impl HookSession {
 pub enum PermissionVerdict {
     /// Run without asking (a rule or mode that denies still denies).
     Allow(String),
+    /// An allow from a project's hook: like [`PermissionVerdict::Allow`], except that it never
+    /// stands in for auto mode's reviewer (a repository cannot loosen auto mode).
+    ProjectAllow(String),
     /// Ask the user even if the mode would allow it.
     Ask(String),
 }
@@ -290,6 +293,11 @@ fn read_result(event: HookEvent, ran: &Ran, verdict: &mut HookVerdict, warned: &
                 match serde_json::from_str::<Value>(stdout) {
                     Ok(json) => {
                         read_json(event, &who, &json, verdict);
+                        if ran.project
+                            && let Some(PermissionVerdict::Allow(reason)) = verdict.permission.take()
+                        {
+                            verdict.permission = Some(PermissionVerdict::ProjectAllow(reason));
+                        }
                         // Once per hook: the first output with fields outside the schema is named.
                         let unknown = unknown_fields(&json);
                         if !unknown.is_empty()

@@ -34,6 +34,8 @@ pub enum Ended {
 pub struct Ran {
     /// The command as configured.
     pub command: String,
+    /// Whether it came from a project's settings file ([`HookCommand::project`]).
+    pub project: bool,
     /// How it ended.
     pub ended: Ended,
     /// Its standard output (at most 64 KiB, lossily UTF-8).
@@ -50,6 +52,7 @@ const LEFT_RUNNING_GRACE: Duration = Duration::from_millis(200);
 pub async fn run(hook: &HookCommand, input: &[u8], project_dir: &Path, cancel: &CancellationToken) -> Ran {
     let ran = |ended: Ended, stdout: Vec<u8>, stderr: Vec<u8>| Ran {
         command: hook.command.clone(),
+        project: hook.project,
         ended,
         stdout: String::from_utf8_lossy(&stdout).into_owned(),
         stderr: String::from_utf8_lossy(&stderr).into_owned(),

@@ -89,6 +89,9 @@ pub struct HookCommand {
     pub command: String,
     /// Killed after this long.
     pub timeout: Duration,
+    /// Whether it comes from a project's settings file (a repository can ship it): its allow
+    /// never stands in for auto mode's reviewer.
+    pub project: bool,
 }
 
 /// Hooks of one event that share a matcher.
@@ -129,7 +132,13 @@ impl HookTable {
         let mut table = HookTable::default();
         let mut warnings = Vec::new();
         for read in files {
+            let start = table.groups.len();
             table.add_content(&read.content, &read.file.path.display().to_string(), &mut warnings);
+            for (_, group) in &mut table.groups[start..] {
+                for command in &mut group.commands {
+                    command.project = read.file.project;
+                }
+            }
         }
         (table, warnings)
     }
@@ -223,7 +232,7 @@ fn parse_group(group: &Value) -> Result<MatcherGroup, String> {
                 _ => return Err(format!("\"timeout\" must be a positive number of seconds, not {value}")),
             },
         };
-        commands.push(HookCommand { command: command.to_string(), timeout });
+        commands.push(HookCommand { command: command.to_string(), timeout, project: false });
     }
     Ok(MatcherGroup { matcher, commands })
 }
