@@ -175,24 +175,11 @@ impl PermissionDialog {
                 ]);
                 (wrap_words(&Line::from(keys), width, &[], &[]), None)
             }
-            Some(feedback) => {
-                let mut rows = wrap_words(
-                    &Line::from(Span::styled(
-                        "Denied. Tell the model what to do instead (enter sends, empty = no feedback):",
-                        theme::warning(),
-                    )),
-                    width,
-                    &[],
-                    &[],
-                );
-                let line = Line::from(Span::raw(feedback.clone()));
-                let wrapped =
-                    wrap_chars(&line, width, &[Span::styled("› ", theme::user())], &[Span::raw("  ")]);
-                let last = wrapped.last().map_or(2, Line::width);
-                let y = rows.len() + wrapped.len() - 1;
-                rows.extend(wrapped);
-                (rows, Some((last.min(width.saturating_sub(1)) as u16, y as u16)))
-            }
+            Some(feedback) => feedback_rows(
+                "Denied. Tell the model what to do instead (enter sends, empty = no feedback):",
+                feedback,
+                width,
+            ),
         }
     }
 
@@ -227,4 +214,21 @@ impl PermissionDialog {
             Some(ToolPreview::Command { .. } | ToolPreview::Url { .. }) | None => Vec::new(),
         }
     }
+}
+
+/// A line of feedback being typed under `question`: the rows, and the cursor (column, row) at its
+/// end. The permission dialog's denial and the plan dialog's "keep planning" share it.
+pub(super) fn feedback_rows(
+    question: &str,
+    feedback: &str,
+    width: usize,
+) -> (Vec<Line<'static>>, Option<(u16, u16)>) {
+    let mut rows =
+        wrap_words(&Line::from(Span::styled(question.to_string(), theme::warning())), width, &[], &[]);
+    let line = Line::from(Span::raw(feedback.to_string()));
+    let wrapped = wrap_chars(&line, width, &[Span::styled("› ", theme::user())], &[Span::raw("  ")]);
+    let last = wrapped.last().map_or(2, Line::width);
+    let y = rows.len() + wrapped.len() - 1;
+    rows.extend(wrapped);
+    (rows, Some((last.min(width.saturating_sub(1)) as u16, y as u16)))
 }

@@ -14,7 +14,7 @@ use ratatui::text::{Line, Span};
 use super::markdown;
 use super::state::{Action, UiState};
 use super::theme;
-use super::wrap::{sanitize, sanitize_input, wrap_chars, wrap_words};
+use super::wrap::{sanitize, sanitize_input, wrap_words};
 
 /// The three choices, in the order shown.
 const CHOICES: [&str; 3] =
@@ -113,24 +113,11 @@ impl PlanDialog {
         }
         let (body, cursor) = match &self.feedback {
             None => (self.choice_rows(width), None),
-            Some(feedback) => {
-                let mut rows = wrap_words(
-                    &Line::from(Span::styled(
-                        "Keep planning. What should change in the plan? (enter sends, esc goes back)",
-                        theme::warning(),
-                    )),
-                    width,
-                    &[],
-                    &[],
-                );
-                let line = Line::from(Span::raw(feedback.clone()));
-                let wrapped =
-                    wrap_chars(&line, width, &[Span::styled("› ", theme::user())], &[Span::raw("  ")]);
-                let x = wrapped.last().map_or(2, Line::width).min(width.saturating_sub(1));
-                let y = rows.len() + wrapped.len() - 1;
-                rows.extend(wrapped);
-                (rows, Some((x as u16, y as u16)))
-            }
+            Some(feedback) => super::dialog::feedback_rows(
+                "Keep planning. What should change in the plan? (enter sends, esc goes back)",
+                feedback,
+                width,
+            ),
         };
         let keep = max_rows.saturating_sub(body.len());
         head.drain(..head.len().saturating_sub(keep));
