@@ -94,6 +94,9 @@ pub enum AgentEvent {
     /// The model presented a plan with `exit_plan_mode`; answer with [`AgentOp::PlanAnswer`]
     /// (a headless session does not wait: its run ends with the plan).
     PlanReady(crate::plan::PlanReady),
+    /// The model asked the user a question with `ask_user`; answer with
+    /// [`AgentOp::QuestionAnswer`] (only an interactive session asks).
+    Question(crate::question::Question),
     /// A tool call finished (or was denied / interrupted); the result is in the ledger.
     ToolResult {
         /// The result, bound to its call id.

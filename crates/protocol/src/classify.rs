@@ -19,6 +19,7 @@ impl AgentEvent {
             | AgentEvent::ToolCallStarted { .. }
             | AgentEvent::PermissionRequest { .. }
             | AgentEvent::PlanReady(_)
+            | AgentEvent::Question(_)
             | AgentEvent::ToolResult { .. }
             | AgentEvent::Todos { .. }
             | AgentEvent::Retry(_)
@@ -41,11 +42,12 @@ impl AgentEvent {
     }
 
     /// Whether the loop waits for an answer op to this event (`PermissionRequest`, answered with
-    /// `AgentOp::Permission`; `PlanReady`, answered with `AgentOp::PlanAnswer`). A relay passes such an event on as it is, never wrapped, so that
-    /// the front end that answers sees it.
+    /// `AgentOp::Permission`; `PlanReady`, answered with `AgentOp::PlanAnswer`; `Question`,
+    /// answered with `AgentOp::QuestionAnswer`). A relay passes such an event on as it is, never
+    /// wrapped, so that the front end that answers sees it.
     pub fn needs_answer(&self) -> bool {
         match self {
-            AgentEvent::PermissionRequest { .. } | AgentEvent::PlanReady(_) => true,
+            AgentEvent::PermissionRequest { .. } | AgentEvent::PlanReady(_) | AgentEvent::Question(_) => true,
             AgentEvent::SessionStarted { .. }
             | AgentEvent::TurnStarted { .. }
             | AgentEvent::TextDelta { .. }

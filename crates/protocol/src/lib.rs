@@ -14,6 +14,7 @@
 //!   the final answer without evidence — derived from the ledger.
 //! - [`goal`] and [`loops`]: goals checked after every turn, and prompts run again and again.
 //! - [`plan`]: a plan presented in plan mode and the user's answer to it.
+//! - [`question`]: a question the model asks the user (`ask_user`) and the answer.
 //! - [`tool_names`]: built-in tools' names and their Claude Code names, in one table.
 //!
 //! This crate has no I/O and no async runtime; everything here is plain data with serde.
@@ -37,6 +38,7 @@ pub mod op;
 pub mod pairing;
 pub mod plan;
 pub mod preview;
+pub mod question;
 pub mod report;
 pub mod request;
 pub mod tool_names;

@@ -29,6 +29,13 @@ pub enum AgentOp {
         /// The decision.
         answer: crate::plan::PlanAnswer,
     },
+    /// The answer to an [`AgentEvent::Question`](crate::AgentEvent::Question) (see [`crate::question`]).
+    QuestionAnswer {
+        /// The `ask_user` call it answers.
+        call_id: String,
+        /// The answer.
+        answer: crate::question::QuestionAnswer,
+    },
     /// Stop the running turn: abort the request and kill running tools. Pending permission
     /// requests are answered "no".
     Cancel,
