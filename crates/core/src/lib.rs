@@ -16,7 +16,8 @@
 //!   `/rewind`; `session/`: the session files;
 //! - `instructions/`, `prompt`: instruction files, path-scoped rules and the system prompt;
 //! - `hooks/`, `skills/`, `subagent/`, `commands`, `mcp`, `definitions`, `frontmatter`: extensions;
-//! - `plan`: plan mode's `exit_plan_mode` tool and the answers to its plans;
+//! - `plan`: plan mode's `exit_plan_mode` tool and the answers to its plans; `question`: the
+//!   `ask_user` tool and the answers to its questions;
 //! - `permissions`, `tool_scope`, `guards`, `progress`, `recovery`, `text_calls`: the checks around
 //!   calls and requests.
 //!
@@ -52,6 +53,7 @@ pub(crate) mod pricing;
 pub(crate) mod profile;
 pub(crate) mod progress;
 pub(crate) mod prompt;
+pub(crate) mod question;
 pub(crate) mod recovery;
 mod requester;
 pub mod session;

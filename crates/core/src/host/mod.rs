@@ -59,6 +59,7 @@ use crate::hooks::Hooks;
 use crate::memory::session::{MemoryMode, SessionMemory};
 use crate::memory::tool::{MemoryTool, MemoryViewTool};
 use crate::plan::{ExitPlanMode, PlanDesk};
+use crate::question::{AskUser, QuestionDesk};
 use crate::session::SessionSummary;
 use crate::subagent::task::Parent;
 use crate::subagent::usage::UsageMeter;
@@ -221,6 +222,11 @@ impl SessionBuilder {
         });
         let plan_file = crate::permissions::plan_file(&home, &opened.id);
         main_only.push(Arc::new(ExitPlanMode::new(plans.clone(), plan_file)));
+        let questions = Arc::new(match self.interaction {
+            Interaction::Interactive => QuestionDesk::interactive(events.clone()),
+            Interaction::Headless => QuestionDesk::headless(),
+        });
+        main_only.push(Arc::new(AskUser::new(questions.clone())));
         let settings = config.agent_settings(&resolved);
         let meter = Arc::new(UsageMeter::default());
         let policy = permissions.policy;
@@ -340,7 +346,8 @@ impl SessionBuilder {
         let _ = events.send(AgentEvent::Commands { commands });
         let runner = runner::Runner::new(agent, config, approver, mode_sender, events, op_receiver, mcp)
             .with_skills(skills, gate)
-            .with_plans(plans);
+            .with_plans(plans)
+            .with_questions(questions);
         let task = tokio::spawn(runner.run());
         Ok(SessionHandle { ops, events: receiver, info, task })
     }

@@ -1,5 +1,5 @@
 //! The session task: takes ops one at a time and runs user turns. While a turn runs, `Cancel`,
-//! `Permission`, `PlanAnswer`, `SetMode`, `RunCommand` and `Quit` act at once, and so does `RaiseGoalBudget`
+//! `Permission`, `PlanAnswer`, `QuestionAnswer`, `SetMode`, `RunCommand` and `Quit` act at once, and so does `RaiseGoalBudget`
 //! for a running goal (`ClearGoal` cancels it, then clears it); `UserInput`, `SetModel`,
 //! `ListTurns`, `Report`, `Compact` and the loop ops wait for the turn's end, in order; `Rewind` is
 //! refused (the front end cancels first). The goal ops are in `goals.rs`, the loop's (a tick is a
@@ -27,6 +27,7 @@ use crate::agent::GoalControl;
 use crate::commands::{self, ExpandContext};
 use crate::context::CompactOutcome;
 use crate::plan::PlanDesk;
+use crate::question::QuestionDesk;
 use crate::skills::SkillSet;
 use crate::skills::gate::ToolGate;
 use crate::subagent::select_tools;
@@ -69,6 +70,8 @@ pub(crate) struct Runner {
     looping: Option<lathe_protocol::loops::LoopState>,
     /// Plans presented with `exit_plan_mode`, waiting for `PlanAnswer`.
     plans: Option<Arc<PlanDesk>>,
+    /// Questions asked with `ask_user`, waiting for `QuestionAnswer`.
+    questions: Option<Arc<QuestionDesk>>,
 }
 
 impl Runner {
@@ -97,12 +100,19 @@ impl Runner {
             resumed_goal: None,
             looping: None,
             plans: None,
+            questions: None,
         }
     }
 
     /// The desk that `PlanAnswer` ops are delivered to.
     pub(crate) fn with_plans(mut self, plans: Arc<PlanDesk>) -> Runner {
         self.plans = Some(plans);
+        self
+    }
+
+    /// The desk that `QuestionAnswer` ops are delivered to.
+    pub(crate) fn with_questions(mut self, questions: Arc<QuestionDesk>) -> Runner {
+        self.questions = Some(questions);
         self
     }
 
@@ -164,6 +174,9 @@ impl Runner {
             }
             AgentOp::PlanAnswer { call_id, .. } => {
                 self.warn(format!("no plan is waiting for call {call_id}"))
+            }
+            AgentOp::QuestionAnswer { call_id, .. } => {
+                self.warn(format!("no question is waiting for call {call_id}"))
             }
             AgentOp::Cancel => self.commands.kill(),
             AgentOp::SetMode { mode } => {
@@ -329,7 +342,8 @@ impl Runner {
             }
             TurnKind::Tick => (None, None),
         };
-        let Runner { agent, approver, modes, events, ops, queued, gate, commands, plans, .. } = self;
+        let Runner { agent, approver, modes, events, ops, queued, gate, commands, plans, questions, .. } =
+            self;
         let stop = |approver: &Option<Arc<ChannelApprover>>| {
             cancel.cancel();
             if let Some(approver) = approver {
@@ -371,6 +385,12 @@ impl Runner {
                     Some(AgentOp::PlanAnswer { call_id, answer }) => {
                         if !plans.as_ref().is_some_and(|plans| plans.answer(&call_id, answer)) {
                             let message = format!("no plan is waiting for call {call_id}");
+                            let _ = events.send(AgentEvent::Warning { message });
+                        }
+                    }
+                    Some(AgentOp::QuestionAnswer { call_id, answer }) => {
+                        if !questions.as_ref().is_some_and(|questions| questions.answer(&call_id, answer)) {
+                            let message = format!("no question is waiting for call {call_id}");
                             let _ = events.send(AgentEvent::Warning { message });
                         }
                     }
