@@ -31,6 +31,8 @@ pub enum CallState {
     },
     /// Waiting for the user's permission answer.
     AwaitingPermission,
+    /// Waiting for the user's answer to the question it asked.
+    AwaitingAnswer,
     /// Finished with this result status; `is_error` from the result.
     Done {
         /// How it ended.
@@ -102,6 +104,9 @@ pub fn call_line(
         }
         CallState::AwaitingPermission => {
             ("●", theme::warning(), "awaiting permission".to_string(), theme::warning())
+        }
+        CallState::AwaitingAnswer => {
+            ("●", theme::warning(), "awaiting your answer".to_string(), theme::warning())
         }
         CallState::Done { status, is_error } => match status {
             ToolStatus::Completed if is_error => ("●", theme::error(), "✗".to_string(), theme::error()),

@@ -14,6 +14,7 @@ use super::cells::{self, CallState, NoticeKind};
 use super::dialog::PermissionDialog;
 use super::picker::TurnRow;
 use super::plan::{PlanDialog, plan_rows};
+use super::question::QuestionCard;
 use super::state::{Action, Running, UiState};
 use super::stream::Tone;
 
@@ -105,6 +106,10 @@ impl UiState {
                 let rows = plan_rows(&ready.plan, self.width);
                 self.push_rows(rows);
                 self.plan = Some(PlanDialog::new(ready.call_id, ready.plan_file));
+            }
+            AgentEvent::Question(question) => {
+                self.finish_stream();
+                self.question = Some(QuestionCard::new(question));
             }
             AgentEvent::ToolResult { result, tool, elapsed_ms, view } => {
                 self.tool_result(result, tool, elapsed_ms, view.as_ref())
@@ -202,6 +207,9 @@ impl UiState {
         if self.plan.as_ref().is_some_and(|plan| plan.call_id == result.call_id) {
             self.plan = None;
         }
+        if self.question.as_ref().is_some_and(|card| card.call_id == result.call_id) {
+            self.question = None;
+        }
         let state = CallState::Done { status: result.status, is_error: result.is_error };
         let elapsed = Duration::from_millis(elapsed_ms);
         let mut rows = vec![cells::call_line(&call, &summary, state, elapsed, self.width)];
@@ -215,6 +223,7 @@ impl UiState {
         self.end_flash(super::state::COMPACTING);
         self.dialog = None;
         self.plan = None;
+        self.question = None;
         for running in std::mem::take(&mut self.running) {
             let state = CallState::Done { status: ToolStatus::Interrupted, is_error: true };
             let elapsed = now.duration_since(running.started);

@@ -1,5 +1,5 @@
 //! Keys and pastes: what each does depends on what is open, in this order — Ctrl+C and Ctrl+D
-//! first (cancel, exit), then the permission dialog, the plan dialog, a picker or confirmation, the completion
+//! first (cancel, exit), then the permission dialog, the plan dialog, the question card, a picker or confirmation, the completion
 //! list, and finally the prompt editor. Submitting a prompt dispatches `!cmd` and slash commands
 //! here; only a plain prompt becomes a model call.
 
@@ -42,6 +42,9 @@ impl UiState {
         }
         if self.plan.is_some() {
             return self.plan_key(key, now);
+        }
+        if self.question.is_some() {
+            return self.question_key(key);
         }
         if let Some(overlay) = &mut self.overlay {
             return match overlay {
@@ -89,6 +92,10 @@ impl UiState {
             plan.paste(text);
             return;
         }
+        if let Some(card) = &mut self.question {
+            card.paste(text);
+            return;
+        }
         if self.overlay.is_some() {
             return;
         }
@@ -108,7 +115,7 @@ impl UiState {
             };
             return vec![Action::Op(deny), Action::Op(AgentOp::Cancel)];
         }
-        if self.plan.take().is_some() {
+        if self.plan.take().is_some() || self.question.take().is_some() {
             return vec![Action::Op(AgentOp::Cancel)];
         }
         if self.is_busy() {

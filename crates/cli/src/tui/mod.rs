@@ -24,6 +24,7 @@ mod loops;
 mod markdown;
 mod picker;
 mod plan;
+mod question;
 mod slash;
 mod state;
 mod stream;

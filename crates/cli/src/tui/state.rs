@@ -23,6 +23,7 @@ use super::extensions::SubagentProgress;
 use super::input::InputEditor;
 use super::picker::{Picker, RewindConfirm};
 use super::plan::PlanDialog;
+use super::question::QuestionCard;
 use super::stream::{MarkdownStream, Tone};
 
 /// How long a footer notice stays.
@@ -150,6 +151,8 @@ pub struct UiState {
     pub dialog: Option<PermissionDialog>,
     /// The plan dialog, when a presented plan waits for the user's choice.
     pub plan: Option<PlanDialog>,
+    /// The question card, when a question the model asked waits for the user's answer.
+    pub question: Option<QuestionCard>,
     /// A picker or confirmation.
     pub overlay: Option<Overlay>,
     /// The prompt editor.
@@ -206,6 +209,7 @@ impl UiState {
             busy: None,
             dialog: None,
             plan: None,
+            question: None,
             overlay: None,
             input: InputEditor::with_history(history),
             completion: None,
@@ -238,6 +242,7 @@ impl UiState {
         self.busy = None;
         self.dialog = None;
         self.plan = None;
+        self.question = None;
         self.queued.clear();
         self.turns.clear();
         self.goal = None;
@@ -339,9 +344,9 @@ impl UiState {
         &self.live
     }
 
-    /// Whether a dialog (a permission prompt or a presented plan) takes the keys.
+    /// Whether a dialog (a permission prompt, a presented plan, a question) takes the keys.
     pub fn has_dialog(&self) -> bool {
-        self.dialog.is_some() || self.plan.is_some()
+        self.dialog.is_some() || self.plan.is_some() || self.question.is_some()
     }
 
     /// Whether a turn is running.

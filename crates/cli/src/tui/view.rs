@@ -1,6 +1,6 @@
 //! Drawing the inline viewport from the UI state: top to bottom the live tail of the answer and
-//! the running tool calls, the spinner, the input (or the permission dialog, the plan dialog, a
-//! picker, the rewind confirmation), the completion list, and the footer (a short notice or the status line).
+//! the running tool calls, the spinner, the input (or the permission dialog, the plan dialog, the
+//! question card, a picker, the rewind confirmation), the completion list, and the footer (a short notice or the status line).
 //!
 //! When the terminal is short, rows are given out in order of need: the footer, then the input or
 //! dialog (keeping the cursor or the answer keys in view), the spinner, the completion list, and
@@ -38,6 +38,10 @@ fn interactive(state: &UiState, width: usize, max_rows: usize) -> Interactive {
     }
     if let Some(plan) = &state.plan {
         let (rows, cursor) = plan.rows(width, max_rows);
+        return Interactive { rows, cursor };
+    }
+    if let Some(card) = &state.question {
+        let (rows, cursor) = card.rows(width, max_rows);
         return Interactive { rows, cursor };
     }
     match &state.overlay {
@@ -110,8 +114,13 @@ pub fn viewport(state: &UiState, width: usize, max_height: usize, now: Instant) 
     let frame = state.spinner_frame(now);
     let mut live: Vec<Line<'static>> = state.live_rows().to_vec();
     for running in &state.running {
-        let waiting = state.dialog.as_ref().is_some_and(|d| d.call.id == running.call.id);
-        let call_state = if waiting { CallState::AwaitingPermission } else { CallState::Running { frame } };
+        let call_state = if state.dialog.as_ref().is_some_and(|d| d.call.id == running.call.id) {
+            CallState::AwaitingPermission
+        } else if state.question.as_ref().is_some_and(|card| card.call_id == running.call.id) {
+            CallState::AwaitingAnswer
+        } else {
+            CallState::Running { frame }
+        };
         let elapsed = now.duration_since(running.started);
         live.push(cells::call_line(&running.call, &running.summary, call_state, elapsed, width));
         live.extend(state.subagent_row(&running.call.id, width));
