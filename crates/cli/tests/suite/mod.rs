@@ -1,3 +1,4 @@
+mod ask_user;
 mod auto_mode;
 #[cfg(feature = "local")]
 mod auto_mode_local;

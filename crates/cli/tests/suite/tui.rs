@@ -551,7 +551,7 @@ async fn a_memory_write_asks_with_its_diff_and_slash_memory_lists_the_entry() {
 }
 
 /// The argv of the lathe a pane script starts against `server` with `args`.
-fn lathe_argv(server: &MockServer, args: &[&str]) -> Vec<String> {
+pub(super) fn lathe_argv(server: &MockServer, args: &[&str]) -> Vec<String> {
     let mut argv: Vec<String> =
         [env!("CARGO_BIN_EXE_lathe"), "--provider", "anthropic", "--base-url"].map(String::from).to_vec();
     argv.push(server.url());
@@ -560,7 +560,7 @@ fn lathe_argv(server: &MockServer, args: &[&str]) -> Vec<String> {
 }
 
 /// Sends SIGKILL to the one lathe process running `argv` with the setup's mark.
-fn sigkill(argv: &[String], mark: &str) {
+pub(super) fn sigkill(argv: &[String], mark: &str) {
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
     let pids = marked_processes(&argv, mark);
     assert_eq!(pids.len(), 1, "one lathe process: {pids:?}");
@@ -569,7 +569,7 @@ fn sigkill(argv: &[String], mark: &str) {
 }
 
 /// The session file's items.
-fn ledger_items(home: &Path) -> Vec<Value> {
+pub(super) fn ledger_items(home: &Path) -> Vec<Value> {
     session_files(home)
         .iter()
         .flat_map(|file| {
