@@ -540,8 +540,13 @@ async fn a_memory_write_asks_with_its_diff_and_slash_memory_lists_the_entry() {
         assert!(entry.exists());
         pane.type_text("/memory");
         pane.keys(&["Enter"]);
-        let listed = pane.wait_for("user/pnpm", WAIT);
-        assert!(listed.contains("We use pnpm, not npm."), "{listed}");
+        // "user/pnpm" is already on screen in the call's row: wait for the listing below the answer.
+        let below_answer = |screen: &str| screen.rsplit_once("Saved it.").map(|(_, after)| after.to_string());
+        let listed = pane.wait_until(WAIT, "the /memory listing", |screen| {
+            below_answer(screen).is_some_and(|after| after.contains("user/pnpm"))
+        });
+        let after = below_answer(&listed).unwrap_or_default();
+        assert!(after.contains("We use pnpm, not npm."), "{listed}");
         pane.type_text("/quit");
         pane.keys(&["Enter"]);
         pane.wait_for(SETTINGS_END, WAIT);
