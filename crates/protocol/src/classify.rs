@@ -34,6 +34,7 @@ impl AgentEvent {
             | AgentEvent::Goal { .. }
             | AgentEvent::Loop { .. }
             | AgentEvent::Subagent { .. }
+            | AgentEvent::BackgroundAgent { .. }
             | AgentEvent::Commands { .. }
             | AgentEvent::Warning { .. }
             | AgentEvent::Finished { .. } => false,
@@ -68,6 +69,7 @@ impl AgentEvent {
             | AgentEvent::Goal { .. }
             | AgentEvent::Loop { .. }
             | AgentEvent::Subagent { .. }
+            | AgentEvent::BackgroundAgent { .. }
             | AgentEvent::Commands { .. }
             | AgentEvent::Warning { .. }
             | AgentEvent::Finished { .. } => false,
