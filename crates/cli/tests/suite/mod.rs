@@ -24,6 +24,7 @@ mod replay;
 mod report;
 mod scopes;
 mod sessions;
+mod subagents_background;
 pub mod support;
 mod tmux;
 mod tui;
