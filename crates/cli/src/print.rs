@@ -15,7 +15,9 @@
 //! "summarized_items","kept_items","omitted_rounds"}` ·
 //! `{"type":"warning","message"}` · a sub-agent's own `tool_call`, `tool_result`, `usage`, `warning`
 //! lines and its end `{"type":"subagent_result","subtype","turns","tool_calls","cost_usd"}`, each with
-//! `"parent_tool_use_id"` (the parent's `task` call), `"subagent_id"` and `"subagent_type"` · and last
+//! `"parent_tool_use_id"` (the parent's `task` call), `"subagent_id"` and `"subagent_type"` ·
+//! `{"type":"background_agent","subagent_id","subagent_type","description","status"}` when a
+//! background sub-agent starts (`running`) or ends (`completed`, `failed`, `killed`) · and last
 //! `{"type":"result","subtype":"success"|"error_…","is_error","result","session_id","turns","tool_calls",
 //! "usage":{…},"cost_usd","duration_ms","permission_denials":[{"tool_name","tool_use_id","tool_input"}],
 //! "report":{"files":[{"path","added","removed"}],"commands":[{"command","exit_code","test"}],
@@ -190,6 +192,12 @@ impl Printer {
                     value
                 })
                 .collect();
+        }
+        if let AgentEvent::BackgroundAgent { agent_id, subagent_type, description, status } = event {
+            return vec![json!({
+                "type": "background_agent", "subagent_id": agent_id, "subagent_type": subagent_type,
+                "description": description, "status": status,
+            })];
         }
         if let AgentEvent::AssistantMessage { message } = event {
             let text = message.text();
@@ -464,6 +472,8 @@ fn text_progress(event: &AgentEvent) {
         eprintln!("lathe: {}", info.describe());
     } else if let AgentEvent::Warning { message } = event {
         eprintln!("lathe: warning: {message}");
+    } else if let AgentEvent::BackgroundAgent { agent_id, subagent_type, description, status } = event {
+        eprintln!("lathe: background sub-agent {agent_id} ({subagent_type}: {description}) {status}");
     } else if let AgentEvent::ContextPruned { results, tokens_before, tokens_after } = event {
         eprintln!(
             "lathe: context: {results} old tool outputs replaced by stubs ({tokens_before} → {tokens_after} tokens)"

@@ -71,7 +71,8 @@ Result:      1\tprint(\"Hello, Wrold\")
 /// todo list, a sub-agent would share the same small model, and a small model asks the user
 /// instead of looking). It keeps `read_file`, `write_file`, `edit_file`, `grep`, `shell`, and any
 /// MCP tool or skill the user configured.
-pub const LOCAL_DROPPED_TOOLS: [&str; 5] = ["glob", "list_dir", "todo_write", "task", "ask_user"];
+pub const LOCAL_DROPPED_TOOLS: [&str; 7] =
+    ["glob", "list_dir", "todo_write", "task", "task_output", "task_kill", "ask_user"];
 
 /// The prompt of a session, gathered once when it starts.
 #[derive(Debug, Clone, Default)]

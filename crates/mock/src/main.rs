@@ -40,7 +40,8 @@ scripted SCRIPT.json
   count), \"check_pairing\": true rejects unpaired tool calls and results
   with the provider's 400, and \"side_replies\": [{\"when_last_user_contains\":
   \"…\", \"text\": \"…\"}] answers matching requests (e.g. a summary request).
-  None of these consume a turn.
+  None of these consume a turn. \"model_turns\": {\"MODEL\": [turns]} serves the
+  requests whose model is MODEL from their own list instead of \"turns\".
 
 cassette DIR
   Serves the recorded responses listed in DIR/manifest.json byte for byte,

@@ -16,6 +16,7 @@ use crate::{MockError, read_text};
 ///
 /// ```json
 /// {"context_window": 32000, "check_pairing": true,
+///  "model_turns": {"sub-model": [{"text": "report", "first_byte_delay_ms": 500}]},
 ///  "side_replies": [{"when_last_user_contains": "Summarize the conversation", "text": "## Summary …"}],
 ///  "turns": [
 ///   {"error": {"status": 429, "headers": {"retry-after": "2"}, "message": "slow down"}},
@@ -35,6 +36,12 @@ use crate::{MockError, read_text};
 pub struct Script {
     /// The turns, in order.
     pub turns: Vec<ScriptTurn>,
+    /// Turns for the requests whose `model` is the key, served in order from their own list
+    /// instead of `turns`: an agent on another model (a sub-agent running beside its parent) gets
+    /// its answers whatever order the requests arrive in. A request past its list's end is answered
+    /// as past the end of `turns` is.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub model_turns: BTreeMap<String, Vec<ScriptTurn>>,
     /// Answer every request that carries an image (Anthropic `image`, Chat `image_url`, Responses
     /// `input_image` content) with this error instead of the next turn; such a request consumes no
     /// turn. Models a provider that cannot process an image in the conversation.
@@ -249,27 +256,34 @@ impl Script {
     }
 
     fn validate(&self) -> Result<(), MockError> {
-        for (i, t) in self.turns.iter().enumerate() {
-            let invalid = |detail: String| MockError::Invalid {
-                what: "script",
-                detail: format!("turns[{i}]: {detail}"),
-            };
-            if let Some(e) = &t.error {
-                if t.text.is_some() || t.thinking.is_some() || !t.tool_calls.is_empty() {
-                    return Err(invalid("a turn is either an error or an answer, not both".into()));
-                }
-                if !(100..=599).contains(&e.status) {
-                    return Err(invalid(format!("error status {} is not an HTTP status", e.status)));
-                }
-            }
-            if let Some(stop) = &t.stop {
-                parse_stop(stop).ok_or_else(|| {
-                    invalid(format!("stop `{stop}` is not one of end_turn, tool_use, max_tokens"))
+        let lists = std::iter::once(("turns".to_string(), &self.turns))
+            .chain(self.model_turns.iter().map(|(model, turns)| (format!("model_turns.{model}"), turns)));
+        for (list, turns) in lists {
+            for (i, t) in turns.iter().enumerate() {
+                validate_turn(t).map_err(|detail| MockError::Invalid {
+                    what: "script",
+                    detail: format!("{list}[{i}]: {detail}"),
                 })?;
             }
         }
         Ok(())
     }
+}
+
+fn validate_turn(t: &ScriptTurn) -> Result<(), String> {
+    if let Some(e) = &t.error {
+        if t.text.is_some() || t.thinking.is_some() || !t.tool_calls.is_empty() {
+            return Err("a turn is either an error or an answer, not both".into());
+        }
+        if !(100..=599).contains(&e.status) {
+            return Err(format!("error status {} is not an HTTP status", e.status));
+        }
+    }
+    if let Some(stop) = &t.stop {
+        parse_stop(stop)
+            .ok_or_else(|| format!("stop `{stop}` is not one of end_turn, tool_use, max_tokens"))?;
+    }
+    Ok(())
 }
 
 fn parse_stop(s: &str) -> Option<Stop> {

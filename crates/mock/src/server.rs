@@ -55,7 +55,7 @@ struct Shared {
 }
 
 enum Engine {
-    Scripted { script: Box<Script>, next: Mutex<usize> },
+    Scripted { script: Box<Script>, next: Mutex<usize>, model_next: Mutex<BTreeMap<String, usize>> },
     Cassette(CassetteSet),
     Replay(Box<ReplayEngine>),
 }
@@ -77,7 +77,11 @@ impl MockServer {
     pub async fn start_with(mode: Mode, port: u16, log: Option<PathBuf>) -> std::io::Result<MockServer> {
         let log = RequestLog::new(log)?;
         let engine = match mode {
-            Mode::Scripted(script) => Engine::Scripted { script: Box::new(script), next: Mutex::new(0) },
+            Mode::Scripted(script) => Engine::Scripted {
+                script: Box::new(script),
+                next: Mutex::new(0),
+                model_next: Mutex::new(BTreeMap::new()),
+            },
             Mode::Cassette(set) => Engine::Cassette(set),
             Mode::Replay(case) => Engine::Replay(Box::new(ReplayEngine::new(case))),
         };
@@ -196,13 +200,34 @@ fn decide(
                 }
             }
         }
-        Engine::Scripted { script, next } => {
+        Engine::Scripted { script, next, model_next } => {
             if let Some(rejection) = script.reject_images.as_ref().filter(|_| carries_image(body)) {
                 lock(&shared.stats).requests += 1;
                 return encode(protocol, body, seq, Answer::Error(rejection.lower()));
             }
             if let Some(answer) = scripted_checks(script, protocol, body) {
                 lock(&shared.stats).requests += 1;
+                return encode(protocol, body, seq, answer);
+            }
+            let model = body.get("model").and_then(Value::as_str).unwrap_or_default();
+            if let Some(turns) = script.model_turns.get(model) {
+                lock(&shared.stats).requests += 1;
+                let index = {
+                    let mut next = lock(model_next);
+                    let index = next.entry(model.to_string()).or_insert(0);
+                    *index += 1;
+                    *index - 1
+                };
+                let answer = match turns.get(index) {
+                    Some(turn) => turn.lower(Some(model)),
+                    None => {
+                        lock(&shared.stats).extra_requests += 1;
+                        Answer::Error(ErrorReply::bad_request(
+                            "invalid_request_error",
+                            "script exhausted".into(),
+                        ))
+                    }
+                };
                 return encode(protocol, body, seq, answer);
             }
             let answer = {

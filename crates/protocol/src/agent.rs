@@ -215,6 +215,17 @@ pub enum AgentEvent {
         /// The sub-agent's event.
         event: Box<AgentEvent>,
     },
+    /// A background sub-agent started, ended or was killed (what `/status` lists).
+    BackgroundAgent {
+        /// The sub-agent's id.
+        agent_id: String,
+        /// The agent type, or `fork`.
+        subagent_type: String,
+        /// The call's short description.
+        description: String,
+        /// `running`, then `completed`, `failed` or `killed`.
+        status: String,
+    },
     /// The session's `/name` commands besides the front end's own (custom command files and
     /// skills), sent after `SessionStarted` and the start's warnings.
     Commands {

@@ -35,6 +35,7 @@ impl AgentEvent {
             | AgentEvent::Goal { .. }
             | AgentEvent::Loop { .. }
             | AgentEvent::Subagent { .. }
+            | AgentEvent::BackgroundAgent { .. }
             | AgentEvent::Commands { .. }
             | AgentEvent::Warning { .. }
             | AgentEvent::Finished { .. } => false,
@@ -70,6 +71,7 @@ impl AgentEvent {
             | AgentEvent::Goal { .. }
             | AgentEvent::Loop { .. }
             | AgentEvent::Subagent { .. }
+            | AgentEvent::BackgroundAgent { .. }
             | AgentEvent::Commands { .. }
             | AgentEvent::Warning { .. }
             | AgentEvent::Finished { .. } => false,

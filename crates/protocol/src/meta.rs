@@ -130,6 +130,24 @@ pub enum Meta {
         /// The budget from here on.
         max_iterations: u32,
     },
+    /// A background sub-agent started (`task` with `run_in_background`). Until its
+    /// [`Meta::SubagentEnded`], it is running; a resumed session finds the ones that never ended.
+    SubagentStarted {
+        /// The sub-agent's id (its transcript is `<session>/subagents/<id>.jsonl`).
+        agent_id: String,
+        /// The agent type, or `fork`.
+        subagent_type: String,
+        /// The call's short description.
+        description: String,
+    },
+    /// A background sub-agent's end reached the conversation: its notification was delivered,
+    /// it was killed with `task_kill`, or a resumed session found it unfinished.
+    SubagentEnded {
+        /// The sub-agent's id.
+        agent_id: String,
+        /// `completed`, `failed`, `killed` or `lost` (the session ended before it finished).
+        status: String,
+    },
     /// A loop started (`/loop`).
     LoopStart(crate::loops::LoopStart),
     /// A tick of the loop ended; the next one is due at its `next_ms`.

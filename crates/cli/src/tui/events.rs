@@ -168,8 +168,12 @@ impl UiState {
                 self.finish_stream();
                 self.push_notice(NoticeKind::Warning, &message);
             }
-            AgentEvent::Subagent { parent_call_id, subagent_type, event, .. } => {
-                self.subagent_event(parent_call_id, subagent_type, *event)
+            AgentEvent::Subagent { parent_call_id, agent_id, subagent_type, event } => {
+                self.subagent_event(parent_call_id, &agent_id, subagent_type, *event)
+            }
+            AgentEvent::BackgroundAgent { agent_id, subagent_type, description, status } => {
+                let row = super::extensions::BackgroundRow { agent_id, kind: subagent_type, description };
+                self.background_event(row, &status)
             }
             AgentEvent::Commands { commands } => self.user_commands = commands,
             AgentEvent::Report { report } => {

@@ -21,11 +21,33 @@ pub struct SubagentProgress {
     pub last: Option<String>,
 }
 
+/// A background sub-agent that is running (what `/status` lists).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BackgroundRow {
+    /// Its id.
+    pub agent_id: String,
+    /// Its agent type, or `fork`.
+    pub kind: String,
+    /// The call's short description.
+    pub description: String,
+}
+
 impl UiState {
     /// Applies one event of the sub-agent answering the `task` call `parent_call_id`: its tool
-    /// calls count towards its progress row, its warnings are shown; the rest stays behind.
-    pub(super) fn subagent_event(&mut self, parent_call_id: String, kind: String, event: AgentEvent) {
+    /// calls count towards its progress row (a background sub-agent has none: its call has
+    /// returned), its warnings are shown; the rest stays behind.
+    pub(super) fn subagent_event(
+        &mut self,
+        parent_call_id: String,
+        agent_id: &str,
+        kind: String,
+        event: AgentEvent,
+    ) {
+        let background = self.background.iter().any(|row| row.agent_id == agent_id);
         if let AgentEvent::ToolCallStarted { call, summary } = event {
+            if background {
+                return;
+            }
             let progress = self.subagents.entry(parent_call_id).or_insert_with(|| SubagentProgress {
                 kind: kind.clone(),
                 tool_calls: 0,
@@ -37,6 +59,24 @@ impl UiState {
             self.finish_stream();
             self.push_notice(NoticeKind::Warning, &format!("{kind} sub-agent: {message}"));
         }
+    }
+
+    /// A background sub-agent started (`running`) or ended: `/status` lists the running ones, and
+    /// an end is announced.
+    pub(super) fn background_event(&mut self, row: BackgroundRow, status: &str) {
+        self.background.retain(|known| known.agent_id != row.agent_id);
+        if status == "running" {
+            self.background.push(row);
+            return;
+        }
+        self.finish_stream();
+        let what = match status {
+            "killed" => "was stopped".to_string(),
+            other => format!("{other}; its report goes to the model with the next request"),
+        };
+        let text =
+            format!("background sub-agent {} ({}: {}) {what}", row.agent_id, row.kind, row.description);
+        self.push_notice(NoticeKind::Info, &text);
     }
 
     /// The live row under the running call `call_id`, when a sub-agent works for it.

@@ -167,4 +167,41 @@ mod screen {
         assert!(!rows[done + 1].contains("read_file"), "{text}");
         assert!(screen.state.subagents.is_empty());
     }
+
+    #[test]
+    fn status_lists_running_background_sub_agents_and_an_end_is_announced() {
+        let mut screen = Screen::new(100, 30);
+        let background = |status: &str| AgentEvent::BackgroundAgent {
+            agent_id: "general-call_b".into(),
+            subagent_type: "general".into(),
+            description: "scan the logs".into(),
+            status: status.into(),
+        };
+        screen.at(10).event(background("running"));
+        // Its calls draw no live row: the call that started it has returned.
+        screen.at(20).event(AgentEvent::Subagent {
+            parent_call_id: "call_b".into(),
+            agent_id: "general-call_b".into(),
+            subagent_type: "general".into(),
+            event: Box::new(AgentEvent::ToolCallStarted {
+                call: call("s1", "grep", json!({"pattern": "ERROR"})),
+                summary: "ERROR".into(),
+            }),
+        });
+        assert!(screen.state.subagents.is_empty());
+        screen.type_text("/status");
+        screen.at(30).key(KeyCode::Enter);
+        let text = screen.all_text();
+        assert!(
+            text.contains("background sub-agent general-call_b (general: scan the logs) running"),
+            "{text}"
+        );
+        screen.at(40).event(background("completed"));
+        assert!(screen.state.background.is_empty());
+        let text = screen.all_text();
+        assert!(
+            text.contains("general-call_b (general: scan the logs) completed; its report goes to the"),
+            "{text}"
+        );
+    }
 }

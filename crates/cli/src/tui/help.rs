@@ -4,6 +4,7 @@ use lathe_protocol::PermissionMode;
 use lathe_protocol::{RunReport, RunStats, UserCommand, UserCommandKind};
 use ratatui::text::{Line, Span};
 
+use super::extensions::BackgroundRow;
 use super::slash::COMMANDS;
 use super::state::SessionView;
 use super::theme;
@@ -81,15 +82,21 @@ pub fn cost(totals: &RunStats) -> String {
     )
 }
 
-/// `/status`: session, model, permission mode, sandbox, workspace, context, cost.
-pub fn status(session: &SessionView, context_tokens: u64, totals: &RunStats) -> String {
+/// `/status`: session, model, permission mode, sandbox, workspace, context, cost, and the
+/// background sub-agents running (a line each, when there are any).
+pub fn status(
+    session: &SessionView,
+    context_tokens: u64,
+    totals: &RunStats,
+    background: &[BackgroundRow],
+) -> String {
     let context = match session.context_window {
         Some(window) if window > 0 => {
             format!("{context_tokens} of {window} tokens ({}%)", context_tokens * 100 / window)
         }
         _ => format!("{context_tokens} tokens"),
     };
-    format!(
+    let mut text = format!(
         "session {}\nmodel {} ({})\npermission mode {}\nsandbox {}\nworkspace {}\ncontext {context}\ncost ${:.4}",
         session.session_id,
         session.model,
@@ -98,7 +105,14 @@ pub fn status(session: &SessionView, context_tokens: u64, totals: &RunStats) -> 
         session.sandbox,
         session.cwd,
         totals.cost_usd
-    )
+    );
+    for row in background {
+        text.push_str(&format!(
+            "\nbackground sub-agent {} ({}: {}) running",
+            row.agent_id, row.kind, row.description
+        ));
+    }
+    text
 }
 
 /// `/report`: the session's run report ([`crate::report::lines`]), or that there is nothing in it.

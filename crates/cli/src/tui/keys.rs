@@ -310,7 +310,7 @@ impl UiState {
                 Vec::new()
             }
             SlashCommand::Status => {
-                let text = help::status(&self.session, self.context_tokens, &self.totals());
+                let text = help::status(&self.session, self.context_tokens, &self.totals(), &self.background);
                 self.push_notice(NoticeKind::Info, &text);
                 Vec::new()
             }

@@ -187,6 +187,8 @@ pub struct UiState {
     pub(super) tick_sent: bool,
     /// What the sub-agent of each running `task` call has done, by the call's id.
     pub(super) subagents: HashMap<String, SubagentProgress>,
+    /// The background sub-agents running, in the order they started.
+    pub(super) background: Vec<super::extensions::BackgroundRow>,
 }
 
 impl UiState {
@@ -228,6 +230,7 @@ impl UiState {
             looping: None,
             tick_sent: false,
             subagents: HashMap::new(),
+            background: Vec::new(),
         }
     }
 
@@ -239,6 +242,7 @@ impl UiState {
         self.calls.clear();
         self.running.clear();
         self.subagents.clear();
+        self.background.clear();
         self.busy = None;
         self.dialog = None;
         self.plan = None;

@@ -25,6 +25,7 @@ mod replay;
 mod report;
 mod scopes;
 mod sessions;
+mod subagents_background;
 pub mod support;
 mod tmux;
 mod tui;

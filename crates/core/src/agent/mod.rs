@@ -16,6 +16,7 @@
 //! A failed request is handled by [`crate::recovery`]; calls a model wrote as text are promoted by
 //! [`crate::text_calls`]; calls of a response cut short are answered, not run ([`crate::exec`]).
 
+mod background;
 mod compaction;
 mod controls;
 mod goal;
@@ -85,6 +86,8 @@ pub struct Agent {
     /// The model a goal's evaluator requests go to (`[goal] evaluator_model`); `None`: the
     /// session's model.
     evaluator_model: Option<String>,
+    /// The session's background sub-agents and the fork slot (a session's own agent only).
+    background: Option<self::background::Background>,
 }
 
 impl Agent {
@@ -127,6 +130,7 @@ impl Agent {
             hooks: TurnHooks::default(),
             memory: None,
             evaluator_model: None,
+            background: None,
         }
     }
 

@@ -123,6 +123,8 @@ impl Agent {
         self.sync_mode(events);
         self.send_warnings(events);
         self.repair_pairing("no result was recorded for this call");
+        // Background sub-agents that ended since the last request: their reports go with this one.
+        self.deliver_background(events);
         if let Some(cause) = self.fit_context(events, cancel).await {
             return Some(cause);
         }
@@ -260,6 +262,8 @@ impl Agent {
         events: &mpsc::UnboundedSender<AgentEvent>,
         cancel: &CancellationToken,
     ) -> Option<StopCause> {
+        // Before a mode change can alter the tools on offer: a fork's request matches this one.
+        self.record_fork_base(calls);
         self.sync_mode(events);
         self.snapshot_files(calls);
         self.send_warnings(events);

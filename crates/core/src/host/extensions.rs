@@ -10,6 +10,7 @@ use crate::skills::SkillSet;
 use crate::skills::gate::ToolGate;
 use crate::skills::tool::SkillTool;
 use crate::subagent::AgentCatalog;
+use crate::subagent::background_tools::BackgroundTool;
 use crate::subagent::task::{Parent, TaskTool};
 
 /// What was found for a workspace.
@@ -29,7 +30,8 @@ pub(crate) fn discover(workspace: &std::path::Path, home: &std::path::Path) -> F
 }
 
 /// `builtin` plus the `skill` tool (when there are skills), `main_only` (tools sub-agents never
-/// get, such as memory writes, which replace their read-only namesakes) and the `task` tool;
+/// get, such as memory writes, which replace their read-only namesakes), the `task` tool and its
+/// `task_output` and `task_kill`;
 /// `parent` gets the tools a sub-agent may take (everything but `task` and `main_only`). The session's own tools are behind the
 /// returned gate, which a loaded skill's `allowed-tools` close until the turn ends (a sub-agent's
 /// tools are not: its `skill` calls do not restrict the parent).
@@ -57,7 +59,10 @@ pub(crate) fn tools(
     for tool in main_only {
         tools.register(tool);
     }
+    let table = parent.background.clone();
     tools.register(Arc::new(TaskTool::new(parent, found.agents)));
+    tools.register(Arc::new(BackgroundTool::new(table.clone(), false)));
+    tools.register(Arc::new(BackgroundTool::new(table, true)));
     if !found.skills.is_empty() {
         let (tool, _) = SkillTool::new(found.skills.clone());
         tools.register(Arc::new(tool.with_gate(gate.clone())));

@@ -61,6 +61,8 @@ use crate::memory::tool::{MemoryTool, MemoryViewTool};
 use crate::plan::{ExitPlanMode, PlanDesk};
 use crate::question::{AskUser, QuestionDesk};
 use crate::session::SessionSummary;
+use crate::subagent::background::BackgroundTable;
+use crate::subagent::fork::ForkSlot;
 use crate::subagent::task::Parent;
 use crate::subagent::usage::UsageMeter;
 use crate::{Agent, instructions, paths, prompt};
@@ -229,6 +231,8 @@ impl SessionBuilder {
         main_only.push(Arc::new(AskUser::new(questions.clone())));
         let settings = config.agent_settings(&resolved);
         let meter = Arc::new(UsageMeter::default());
+        let background = Arc::new(BackgroundTable::default());
+        let fork = Arc::new(ForkSlot::default());
         let policy = permissions.policy;
         let reviewer = auto_reviewer(&config, &resolved, &home, &mut warnings);
         let parent = |tools| Parent {
@@ -245,6 +249,8 @@ impl SessionBuilder {
                 .map(|_| config.sessions_dir.join(&opened.id).join("subagents")),
             meter: meter.clone(),
             hooks: hooks.clone(),
+            background: background.clone(),
+            fork: fork.clone(),
         };
         let (mut tools, gate) = extensions::tools(found, tools, parent, main_only, &mut warnings);
         let mut system = prompt.system;
@@ -294,6 +300,7 @@ impl SessionBuilder {
                 .with_rules(prompt.rules)
                 .with_session_context(session_context)
                 .with_usage_meter(meter)
+                .with_background(background, fork)
                 .with_hooks(hooks)
                 .with_reviewer(reviewer, true)
                 .with_evaluator_model(config.layer.goal.evaluator_model.clone());
@@ -305,6 +312,7 @@ impl SessionBuilder {
         }
         record_start(&mut agent, &opened.id, &workspace_name, &resolved);
         agent.repair_pairing("the previous run ended before this call completed");
+        warnings.extend(agent.close_lost_background());
         let source = match self.flags.session {
             SessionChoice::New => "startup",
             SessionChoice::Continue | SessionChoice::Resume(_) => "resume",

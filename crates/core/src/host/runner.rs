@@ -7,6 +7,7 @@
 //! is taken whenever it comes, and `Cancel` kills it when no turn runs. When the session ends, a
 //! running command is killed, SessionEnd hooks run and the MCP servers are stopped before the
 //! event stream closes.
+//! Background sub-agents still running then are stopped (a warning names each) before that.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -153,6 +154,9 @@ impl Runner {
         if self.commands.is_running() {
             self.commands.kill();
             self.commands.finished(&self.events).await;
+        }
+        for message in self.agent.end_background().await {
+            self.warn(message);
         }
         self.agent.sync();
         self.agent.send_warnings(&self.events);

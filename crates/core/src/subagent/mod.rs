@@ -9,7 +9,15 @@
 //! model name); its body is its system prompt, read when it runs. At start-up only the frontmatter
 //! is read; bad files and duplicate names are reported and skipped. A custom agent named like a
 //! built-in one replaces it.
+//!
+//! A `task` call may run its sub-agent in the background ([`background`]: the call returns an id,
+//! the end arrives as a notification before a later request) or fork the parent's conversation
+//! instead of naming a type ([`fork`]).
 
+pub mod background;
+pub mod background_tools;
+pub mod fork;
+mod spawn;
 pub mod task;
 pub mod usage;
 

@@ -1,6 +1,8 @@
-//! The `task` tool: runs a sub-agent and returns its final answer as the tool result.
+//! The `task` tool: runs a sub-agent and returns its final answer as the tool result, or (with
+//! `run_in_background`) starts it and returns its id ([`super::background`]); `fork: true` instead
+//! of an agent type starts a fork of the parent's conversation ([`super::fork`]).
 //!
-//! Flow of one call: validate `{description, prompt, subagent_type}` → wait for one of
+//! Flow of one foreground call: validate `{description, prompt, subagent_type}` → wait for one of
 //! [`MAX_CONCURRENT_SUBAGENTS`] slots (several `task` calls of one response run concurrently; the
 //! executor runs them together because the call itself is read-only — every call the sub-agent
 //! makes is checked on its own) → build the sub-agent: the same [`Agent`] loop with a fresh ledger
@@ -19,17 +21,19 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use lathe_policy::Policy;
-use lathe_protocol::{AgentEvent, LedgerItem, Meta, StopCause, SystemBlock, ToolSpec, UserMessage};
+use lathe_protocol::{AgentEvent, StopCause, SystemBlock, ToolSpec, UserMessage};
 use lathe_provider::Provider;
 use lathe_tools::{Access, DynTool, Effect, ToolContext, ToolError, ToolOutput, ToolRegistry, validate_args};
 use serde_json::{Value, json};
 use tokio::sync::{Semaphore, mpsc};
 
 use super::AgentCatalog;
+use super::background::BackgroundTable;
+use super::fork::{self, FORK_KIND, ForkSlot};
+use super::spawn::{self, Launch};
 use super::usage::UsageMeter;
 use crate::agent::{Agent, AgentSettings};
 use crate::exec::Approver;
-use crate::session::SessionWriter;
 
 /// Sub-agents running at once; further `task` calls wait for a slot.
 pub const MAX_CONCURRENT_SUBAGENTS: usize = 4;
@@ -66,6 +70,10 @@ pub struct Parent {
     pub meter: Arc<UsageMeter>,
     /// The session's hooks, which the sub-agent runs under (its stop fires SubagentStop).
     pub hooks: crate::hooks::Hooks,
+    /// The session's background sub-agents.
+    pub background: Arc<BackgroundTable>,
+    /// The parent's last request, which a fork starts from.
+    pub fork: Arc<ForkSlot>,
 }
 
 /// The `task` tool.
@@ -84,7 +92,10 @@ impl TaskTool {
             "Start a sub-agent for a self-contained job: it works in a fresh context with its own tools and \
              returns only its final answer. Use it for broad searches and research that would fill your \
              context, or for independent work; issue several task calls in one response to run them in \
-             parallel. Give a complete prompt: the sub-agent does not see this conversation.\n\
+             parallel. Give a complete prompt: the sub-agent does not see this conversation. \
+             run_in_background: true returns its id at once and its report later as a <task-notification> \
+             (task_output reads it sooner, task_kill stops it). fork: true instead of subagent_type starts a \
+             fork that has this conversation and your tools, for a focused part of the work.\n\
              Agent types (subagent_type):\n",
         );
         for agent in agents.all() {
@@ -97,8 +108,10 @@ impl TaskTool {
                 "description": {"type": "string", "description": "A short (3-5 word) summary of the job"},
                 "prompt": {"type": "string", "description": "The complete task for the sub-agent"},
                 "subagent_type": {"type": "string", "enum": names, "description": "The agent type to use"},
+                "run_in_background": {"type": "boolean", "description": "Return at once; the report comes later"},
+                "fork": {"type": "boolean", "description": "Fork this conversation (no subagent_type)"},
             },
-            "required": ["description", "prompt", "subagent_type"],
+            "required": ["description", "prompt"],
             "additionalProperties": false,
         });
         TaskTool { parent, agents, slots: Semaphore::new(MAX_CONCURRENT_SUBAGENTS), description, schema }
@@ -107,96 +120,86 @@ impl TaskTool {
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         validate_args(super::TASK_TOOL, &self.schema, &args)?;
         let field = |name: &str| args.get(name).and_then(Value::as_str).unwrap_or_default().to_string();
-        let (kind, prompt) = (field("subagent_type"), field("prompt"));
+        let (description, prompt) = (field("description"), field("prompt"));
+        let background = args.get("run_in_background").and_then(Value::as_bool) == Some(true);
+        let launch = match (args.get("subagent_type").and_then(Value::as_str), fork::is_fork(&args)) {
+            (Some(_), true) => {
+                return Err(ToolError::Failed(
+                    "task: give either subagent_type or fork: true, not both".into(),
+                ));
+            }
+            (None, false) => {
+                return Err(ToolError::Failed(
+                    "task: subagent_type is required (or fork: true to fork this conversation)".into(),
+                ));
+            }
+            (Some(kind), false) => self.typed(Launch::new(kind, background, ctx), prompt, ctx)?,
+            (None, true) => self.forked(Launch::new(FORK_KIND, background, ctx), &prompt, ctx)?,
+        };
+        if background {
+            return spawn::start_background(&self.parent, launch, &description, ctx);
+        }
+        let _slot = tokio::select! {
+            slot = self.slots.acquire() => slot.map_err(|_| ToolError::Cancelled)?,
+            () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
+        };
+        let (kind, id) = (launch.kind.clone(), launch.id.clone());
+        let cancel = ctx.cancel.child_token();
+        let mut built = spawn::build(&self.parent, launch, ctx, cancel.clone(), true);
+        let (cause, timed_out) = spawn::drive(&mut built, &self.parent.events, &cancel, None).await;
+        self.parent.meter.add(built.agent.stats());
+        outcome(&kind, &id, cause, &built.agent, built.max_turns, timed_out)
+    }
+
+    /// A sub-agent of the type `kind`: its prompt, tools and model.
+    fn typed(&self, mut launch: Launch, prompt: String, ctx: &ToolContext) -> Result<Launch, ToolError> {
+        let kind = launch.kind.clone();
         let Some(def) = self.agents.get(&kind) else {
             return Err(ToolError::Failed(format!("task: unknown subagent_type `{kind}`")));
         };
         let system_prompt =
             def.system_prompt().map_err(|error| ToolError::Failed(format!("task: {error}")))?;
-        let _slot = tokio::select! {
-            slot = self.slots.acquire() => slot.map_err(|_| ToolError::Cancelled)?,
-            () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
+        let (tools, notes) = def.tool_set(&self.parent.tools, &ctx.workspace);
+        let forward = Forwarder {
+            parent_call_id: ctx.call_id.clone(),
+            agent_id: launch.id.clone(),
+            kind: kind.clone(),
         };
-        let parent = &self.parent;
-        let id = format!("{kind}-{}", uuid::Uuid::now_v7().simple());
-        let forward =
-            Forwarder { parent_call_id: ctx.call_id.clone(), agent_id: id.clone(), kind: kind.clone() };
-        let (tools, notes) = def.tool_set(&parent.tools, &ctx.workspace);
         for note in notes {
-            forward.send(&parent.events, AgentEvent::Warning { message: format!("{kind}: {note}") });
+            forward.send(&self.parent.events, AgentEvent::Warning { message: format!("{kind}: {note}") });
         }
-        let mut system = vec![SystemBlock { text: system_prompt, cache_breakpoint: true }];
-        system.extend(parent.environment.clone());
-        let mut settings = parent.settings.clone();
-        if let Some(model) = &def.model {
-            settings.model = model.clone();
-            settings.model_info = crate::pricing::model_info(model, parent.provider.name());
-        }
-        settings.max_turns = settings.max_turns.min(SUBAGENT_MAX_TURNS);
-        settings.permission_mode = parent.policy.mode();
-        settings.max_cost_usd =
-            settings.max_cost_usd.map(|limit| (limit - parent.meter.spent_usd()).max(0.0));
-        let (writer, warning) = match &parent.transcripts {
-            None => (None, None),
-            Some(dir) => match SessionWriter::open(dir, &id) {
-                Ok(writer) => (Some(writer), None),
-                Err(error) => (None, Some(format!("{kind}: transcript not saved: {error}"))),
-            },
-        };
-        if let Some(message) = warning {
-            forward.send(&parent.events, AgentEvent::Warning { message });
-        }
-        let mut sub_ctx = ctx.clone();
-        sub_ctx.cancel = ctx.cancel.child_token();
-        sub_ctx.call_id = String::new();
-        let cancel = sub_ctx.cancel.clone();
-        let model = settings.model.clone();
-        let max_turns = settings.max_turns;
-        let mut agent =
-            Agent::new(parent.provider.clone(), tools, sub_ctx, system, Vec::new(), writer, settings)
-                .with_policy(parent.policy.clone())
-                .with_subagent_hooks(parent.hooks.clone())
-                .with_reviewer(parent.reviewer.clone(), false);
-        if let Some(approver) = &parent.approver {
-            agent = agent.with_approver(approver.clone());
-        }
-        agent.append(LedgerItem::Meta(Meta::SessionStart {
-            session_id: id.clone(),
-            cwd: ctx.workspace.display().to_string(),
-            model,
-            provider: parent.provider.name().to_string(),
-            time_ms: crate::host::now_ms(),
-        }));
+        launch.system = vec![SystemBlock { text: system_prompt, cache_breakpoint: true }];
+        launch.system.extend(self.parent.environment.clone());
+        launch.tools = tools;
+        launch.input = UserMessage::text(prompt);
+        launch.model = def.model.clone();
+        Ok(launch)
+    }
 
-        let (sender, mut receiver) = mpsc::unbounded_channel();
-        let events = parent.events.clone();
-        let relay = tokio::spawn(async move {
-            while let Some(event) = receiver.recv().await {
-                forward.relay(&events, event);
-            }
+    /// A fork of the parent's last request, whose response holds this call.
+    fn forked(&self, mut launch: Launch, prompt: &str, ctx: &ToolContext) -> Result<Launch, ToolError> {
+        let base = self.parent.fork.get().filter(|base| {
+            matches!(base.messages.last(), Some(lathe_protocol::LedgerItem::Assistant(message))
+                if message.tool_calls().any(|call| call.id == ctx.call_id))
         });
-        let mut timed_out = false;
-        let cause = {
-            let run = agent.run(UserMessage::text(prompt), &sender, &cancel);
-            tokio::pin!(run);
-            tokio::select! {
-                cause = &mut run => cause,
-                () = tokio::time::sleep(SUBAGENT_TIME_LIMIT) => {
-                    timed_out = true;
-                    cancel.cancel();
-                    run.await
-                }
-            }
+        let Some(base) = base else {
+            return Err(ToolError::Failed(
+                "task: a fork starts from the conversation of the response that asks for it, and none was \
+                 recorded (a sub-agent cannot fork)"
+                    .into(),
+            ));
         };
-        drop(sender);
-        let _ = relay.await;
-        parent.meter.add(agent.stats());
-        outcome(&kind, &id, cause, &agent, max_turns, timed_out)
+        launch.system = base.system.clone();
+        launch.tools = fork::fork_tools(&base.tools, &self.parent.tools);
+        launch.history = fork::history(&base);
+        launch.input = UserMessage::text(fork::directive(prompt));
+        launch.model = Some(base.model.clone());
+        Ok(launch)
     }
 }
 
 /// The tool result for a sub-agent that ended with `cause`.
-fn outcome(
+pub(super) fn outcome(
     kind: &str,
     id: &str,
     cause: StopCause,
@@ -237,14 +240,15 @@ fn outcome(
 }
 
 /// Tags a sub-agent's events with its parent call.
-struct Forwarder {
-    parent_call_id: String,
-    agent_id: String,
-    kind: String,
+#[derive(Clone)]
+pub(super) struct Forwarder {
+    pub parent_call_id: String,
+    pub agent_id: String,
+    pub kind: String,
 }
 
 impl Forwarder {
-    fn send(&self, events: &mpsc::UnboundedSender<AgentEvent>, event: AgentEvent) {
+    pub(super) fn send(&self, events: &mpsc::UnboundedSender<AgentEvent>, event: AgentEvent) {
         let _ = events.send(AgentEvent::Subagent {
             parent_call_id: self.parent_call_id.clone(),
             agent_id: self.agent_id.clone(),
@@ -256,7 +260,7 @@ impl Forwarder {
     /// Passes on what a front end shows under the parent call; streaming deltas stay behind, and
     /// an event that waits for an answer (a permission prompt) goes to the user as it is: the
     /// answer names the call.
-    fn relay(&self, events: &mpsc::UnboundedSender<AgentEvent>, event: AgentEvent) {
+    pub(super) fn relay(&self, events: &mpsc::UnboundedSender<AgentEvent>, event: AgentEvent) {
         if event.is_stream_delta() {
             return;
         }
@@ -289,7 +293,13 @@ impl DynTool for TaskTool {
 
     fn summary(&self, args: &Value) -> String {
         let field = |name: &str| args.get(name).and_then(Value::as_str).unwrap_or_default();
-        format!("{}: {}", field("subagent_type"), field("description"))
+        let kind = if fork::is_fork(args) { FORK_KIND } else { field("subagent_type") };
+        let background = if args.get("run_in_background").and_then(Value::as_bool) == Some(true) {
+            " (background)"
+        } else {
+            ""
+        };
+        format!("{kind}: {}{background}", field("description"))
     }
 
     /// Decided as a read-only tool (a `task` deny or ask rule still applies); every call the
