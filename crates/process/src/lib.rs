@@ -304,7 +304,8 @@ mod tests {
         let Some(group) = Group::of(&child) else { panic!("the child leads a group") };
         let mut stubborn = None;
         for _ in 0..500 {
-            stubborn = std::fs::read_to_string(&stubborn_pid).ok().and_then(|pid| pid.trim().parse::<i32>().ok());
+            stubborn =
+                std::fs::read_to_string(&stubborn_pid).ok().and_then(|pid| pid.trim().parse::<i32>().ok());
             if stubborn.is_some() && group.members().len() >= 3 {
                 break;
             }
