@@ -48,6 +48,7 @@ pub mod tool;
 #[cfg(test)]
 mod test_support;
 
+pub use builtin::jobs::{JobState, JobSummary, JobTable};
 pub use context::{DEFAULT_SHELL_TIMEOUT_MS, ShellEnv, ToolContext};
 pub use files::{FileState, FileTracker, LeftoverName, Staleness};
 pub use output::{cap_output, clean_terminal};

@@ -1,5 +1,6 @@
-//! The texts of `/help`, `/cost`, `/status` and `/report`.
+//! The texts of `/help`, `/cost`, `/status`, `/jobs` and `/report`.
 
+use lathe_core::host::JobSummary;
 use lathe_protocol::PermissionMode;
 use lathe_protocol::{RunReport, RunStats, UserCommand, UserCommandKind};
 use ratatui::text::{Line, Span};
@@ -81,16 +82,26 @@ pub fn cost(totals: &RunStats) -> String {
     )
 }
 
-/// `/status`: session, model, permission mode, sandbox, workspace, context, cost.
-pub fn status(session: &SessionView, context_tokens: u64, totals: &RunStats) -> String {
+/// `/status`: session, model, permission mode, sandbox, workspace, context, cost, and the
+/// background jobs that still run.
+pub fn status(session: &SessionView, context_tokens: u64, totals: &RunStats, jobs: &[JobSummary]) -> String {
     let context = match session.context_window {
         Some(window) if window > 0 => {
             format!("{context_tokens} of {window} tokens ({}%)", context_tokens * 100 / window)
         }
         _ => format!("{context_tokens} tokens"),
     };
+    let running: Vec<&JobSummary> = jobs.iter().filter(|job| job.state.is_running()).collect();
+    let jobs = match running.as_slice() {
+        [] => "none running".to_string(),
+        running => format!(
+            "{} running ({}); /jobs lists them",
+            running.len(),
+            running.iter().map(|job| job.id.as_str()).collect::<Vec<_>>().join(", ")
+        ),
+    };
     format!(
-        "session {}\nmodel {} ({})\npermission mode {}\nsandbox {}\nworkspace {}\ncontext {context}\ncost ${:.4}",
+        "session {}\nmodel {} ({})\npermission mode {}\nsandbox {}\nworkspace {}\ncontext {context}\ncost ${:.4}\njobs {jobs}",
         session.session_id,
         session.model,
         session.provider,
@@ -99,6 +110,30 @@ pub fn status(session: &SessionView, context_tokens: u64, totals: &RunStats) -> 
         session.cwd,
         totals.cost_usd
     )
+}
+
+/// `/jobs`: the session's background jobs, one line each (id, state, age, command), or that there
+/// are none.
+pub fn jobs(jobs: &[JobSummary]) -> String {
+    if jobs.is_empty() {
+        return "no background jobs in this session (the model starts one with shell run_in_background; \
+                each is stopped when the session ends)"
+            .into();
+    }
+    let states: Vec<String> = jobs.iter().map(|job| job.state.label()).collect();
+    let id_width = jobs.iter().map(|job| job.id.len()).max().unwrap_or(0);
+    let state_width = states.iter().map(String::len).max().unwrap_or(0);
+    let ages: Vec<String> = jobs.iter().map(|job| super::cells::format_elapsed(job.age)).collect();
+    let age_width = ages.iter().map(String::len).max().unwrap_or(0);
+    let mut text = String::from("background jobs (id, state, started ago, command):");
+    for ((job, state), age) in jobs.iter().zip(&states).zip(&ages) {
+        text.push_str(&format!(
+            "\n  {:<id_width$}  {state:<state_width$}  {age:>age_width$}  {}",
+            job.id,
+            crate::print::cut(&job.command, 100)
+        ));
+    }
+    text
 }
 
 /// `/report`: the session's run report ([`crate::report::lines`]), or that there is nothing in it.

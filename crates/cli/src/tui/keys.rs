@@ -303,7 +303,13 @@ impl UiState {
                 Vec::new()
             }
             SlashCommand::Status => {
-                let text = help::status(&self.session, self.context_tokens, &self.totals());
+                let text =
+                    help::status(&self.session, self.context_tokens, &self.totals(), &self.jobs.list());
+                self.push_notice(NoticeKind::Info, &text);
+                Vec::new()
+            }
+            SlashCommand::Jobs => {
+                let text = help::jobs(&self.jobs.list());
                 self.push_notice(NoticeKind::Info, &text);
                 Vec::new()
             }

@@ -184,6 +184,8 @@ pub struct UiState {
     pub(super) tick_sent: bool,
     /// What the sub-agent of each running `task` call has done, by the call's id.
     pub(super) subagents: HashMap<String, SubagentProgress>,
+    /// The session's background jobs (`/jobs`, `/status`); an empty table until a session starts.
+    pub jobs: std::sync::Arc<lathe_core::host::JobTable>,
 }
 
 impl UiState {
@@ -224,6 +226,7 @@ impl UiState {
             looping: None,
             tick_sent: false,
             subagents: HashMap::new(),
+            jobs: std::sync::Arc::new(lathe_core::host::JobTable::new()),
         }
     }
 

@@ -24,6 +24,7 @@ mod replay;
 mod report;
 mod scopes;
 mod sessions;
+mod shell_jobs;
 pub mod support;
 mod tmux;
 mod tui;
