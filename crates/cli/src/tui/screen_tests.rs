@@ -344,15 +344,16 @@ fn help_lists_commands_and_keys() {
 
 #[test]
 fn jobs_and_status_list_the_sessions_background_jobs() {
-    let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    let dir = tempfile::tempdir().expect("tempdir");
+    let (Ok(runtime), Ok(dir)) = (tokio::runtime::Runtime::new(), tempfile::tempdir()) else {
+        panic!("a runtime and a temp dir")
+    };
     let mut ctx = lathe_tools::ToolContext::new(dir.path().to_path_buf());
     ctx.spill_dir = dir.path().join("spill");
     let mut screen = Screen::new(100, 30);
     screen.type_text("/jobs");
     screen.key(KeyCode::Enter);
     assert!(screen.all_text().contains("no background jobs in this session"), "{}", screen.all_text());
-    let shell = lathe_tools::ToolRegistry::builtin().get("shell").expect("shell");
+    let Some(shell) = lathe_tools::ToolRegistry::builtin().get("shell") else { panic!("shell is built in") };
     runtime.block_on(async {
         for command in ["sleep 30", "exit 3"] {
             let started = shell.call(json!({"command": command, "run_in_background": true}), &ctx).await;
