@@ -112,27 +112,33 @@ async fn a_background_server_is_read_reached_from_another_call_and_killed() {
 }
 
 #[tokio::test]
-async fn a_job_the_model_never_stops_ends_with_the_session() {
-    let env = env();
-    let port = free_port();
-    let server =
-        scripted(json!([start_server(port), wait_until_serving(), {"text": "left it running"}])).await;
-    let out =
-        output(lathe(&env, &server.url(), &["-p", "serve it", "--yolo", "--output-format", "stream-json"]))
-            .await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(result_of(&server, 2).contains("Serving HTTP"), "{}", result_of(&server, 2));
-    let pid = server_pid(&env);
-    assert!(process_gone(&pid), "the server {pid} outlived Lathe");
-    assert!(!listening(port), "port {port} is still open after Lathe exited");
-    let lines = json_lines(&out);
-    assert_eq!(
-        warnings(&lines),
-        [format!(
-            "stopped the background job still running at the end of the session: job1 ({})",
-            server_command(port)
-        )]
-    );
+async fn a_job_the_model_never_stops_ends_with_the_session_also_when_the_provider_fails() {
+    let failure = json!({"error": {"status": 500, "message": "the provider broke"}});
+    for (last, code) in [(json!({"text": "left it running"}), 0), (failure, 3)] {
+        let env = env();
+        let port = free_port();
+        let server = scripted(json!([start_server(port), wait_until_serving(), last])).await;
+        let out = output(lathe(
+            &env,
+            &server.url(),
+            &["-p", "serve it", "--yolo", "--output-format", "stream-json"],
+        ))
+        .await;
+        assert_eq!(out.status.code(), Some(code), "{}", stderr(&out));
+        assert!(result_of(&server, 2).contains("Serving HTTP"), "{}", result_of(&server, 2));
+        let pid = server_pid(&env);
+        assert!(process_gone(&pid), "exit {code}: the server {pid} outlived Lathe");
+        assert!(!listening(port), "exit {code}: port {port} is still open after Lathe exited");
+        let lines = json_lines(&out);
+        assert_eq!(
+            warnings(&lines),
+            [format!(
+                "stopped the background job still running at the end of the session: job1 ({})",
+                server_command(port)
+            )],
+            "exit {code}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
