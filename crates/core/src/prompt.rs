@@ -68,11 +68,21 @@ Result:      1\tprint(\"Hello, Wrold\")
 
 /// The tools the local model is not offered: a short set keeps the system turn small in its
 /// 8 192-token window (`glob` and `list_dir` are covered by `shell` and `grep`, a small task needs no
-/// todo list, a sub-agent would share the same small model, and a small model asks the user
-/// instead of looking). It keeps `read_file`, `write_file`, `edit_file`, `grep`, `shell`, and any
-/// MCP tool or skill the user configured.
-pub const LOCAL_DROPPED_TOOLS: [&str; 7] =
-    ["glob", "list_dir", "todo_write", "task", "task_output", "task_kill", "ask_user"];
+/// todo list, a sub-agent would share the same small model, background jobs are more than a small
+/// model follows (its `shell` runs in the foreground only), and a small model asks the user instead
+/// of looking). It keeps `read_file`, `write_file`, `edit_file`, `grep`, `shell`, and any MCP tool
+/// or skill the user configured.
+pub const LOCAL_DROPPED_TOOLS: [&str; 9] = [
+    "glob",
+    "list_dir",
+    "shell_output",
+    "shell_kill",
+    "todo_write",
+    "task",
+    "task_output",
+    "task_kill",
+    "ask_user",
+];
 
 /// The prompt of a session, gathered once when it starts.
 #[derive(Debug, Clone, Default)]

@@ -1,13 +1,16 @@
 //! Child processes in groups of their own, the one place Lathe touches process groups: the shell
 //! tool's commands, hook commands, the terminal UI's `!cmd` and stdio MCP servers all start
 //! through here, so that ending one ends everything it started (a background job, `npx`'s child).
+//! The shell tool's background jobs (`run_in_background`) are groups of this kind too.
 //!
 //! - [`new_session`] makes the child lead a new session (`setsid(2)`: its own process group and no
 //!   controlling terminal, so nothing it starts can open `/dev/tty`); [`new_group`] only a new
 //!   process group (`setpgid(0, 0)`).
 //! - [`Group`] names the group a started child leads; [`Group::signal`] sends a signal to the
 //!   whole group (`killpg(2)`), [`Group::stop`] sends SIGTERM, waits up to a grace period for the
-//!   leader, then SIGKILL. A [`GroupGuard`] kills the group when dropped (a future given up on).
+//!   leader, then SIGKILL; [`Group::terminate`] waits for the whole group before the SIGKILL (a
+//!   server that closes its port on SIGTERM). A [`GroupGuard`] kills the group when dropped (a
+//!   future given up on).
 //!
 //! - [`orphans`]: Lathe adopts what detached from its group and ends it at exit.
 //!
@@ -87,6 +90,31 @@ impl Group {
         self.signal(SIGKILL);
         let _ = leader.start_kill();
         let _ = tokio::time::timeout(grace, leader.wait()).await;
+    }
+
+    /// Ends the group and gives all of it time to shut down cleanly (a dev server closing its
+    /// port): SIGTERM to the group, up to `grace` for the leader and every other member to exit,
+    /// then SIGKILL to what is left. The leader is reaped (waiting at most `grace` again), and so
+    /// are the members that were re-parented to Lathe ([`orphans`]) when the leader exited.
+    pub async fn terminate(self, leader: &mut Child, grace: Duration) {
+        let members = self.members();
+        self.signal(SIGTERM);
+        let deadline = tokio::time::Instant::now() + grace;
+        let _ = tokio::time::timeout_at(deadline, leader.wait()).await;
+        while tokio::time::Instant::now() < deadline && !self.members().is_empty() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        self.signal(SIGKILL);
+        let _ = leader.start_kill();
+        let _ = tokio::time::timeout(grace, leader.wait()).await;
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(100);
+        while tokio::time::Instant::now() < deadline && !self.members().is_empty() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        // The leader's status is tokio's to collect; the others have no one else to reap them.
+        for pid in members.into_iter().filter(|pid| i64::from(*pid) != i64::from(self.0)) {
+            orphans::reap(pid);
+        }
     }
 
     /// Whether any process is still in the group (`killpg(2)` with signal 0; a zombie counts).
@@ -255,6 +283,40 @@ mod tests {
         }
         assert_eq!(group.members(), Vec::<u32>::new(), "the background sleep outlived end_rest");
         assert_eq!(group.end_rest(Duration::from_millis(10)).await, Vec::<u32>::new());
+    }
+
+    #[tokio::test]
+    async fn terminating_a_group_lets_a_term_handler_finish_then_ends_the_rest() {
+        let dir = std::env::temp_dir().join(format!("lathe-terminate-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_default();
+        let (cleaned, stubborn_pid) = (dir.join("cleaned"), dir.join("stubborn.pid"));
+        // One member cleans up on SIGTERM (after a moment), another ignores SIGTERM.
+        let script = format!(
+            "sh -c 'trap \"sleep 0.1; touch {}; exit 0\" TERM; while :; do sleep 0.05; done' & \
+             sh -c 'trap \"\" TERM; sleep 30' & echo $! > {}; wait",
+            cleaned.display(),
+            stubborn_pid.display()
+        );
+        let mut command = Command::new("bash");
+        command.arg("-c").arg(script);
+        new_session(&mut command);
+        let Ok(mut child) = command.spawn() else { panic!("bash starts") };
+        let Some(group) = Group::of(&child) else { panic!("the child leads a group") };
+        let mut stubborn = None;
+        for _ in 0..500 {
+            stubborn =
+                std::fs::read_to_string(&stubborn_pid).ok().and_then(|pid| pid.trim().parse::<i32>().ok());
+            if stubborn.is_some() && group.members().len() >= 3 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let Some(stubborn) = stubborn else { panic!("the members started") };
+        group.terminate(&mut child, Duration::from_millis(1_000)).await;
+        assert!(cleaned.exists(), "the TERM handler did not get to run");
+        assert!(!alive(stubborn), "the member that ignored SIGTERM outlived the group");
+        assert_eq!(group.members(), Vec::<u32>::new());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -3,8 +3,8 @@
 //! and payloads (`tool_name: "Bash"`), an agent's `tools:` and a skill's or command's
 //! `allowed-tools`. Claude Code's names are those of its tool reference
 //! (<https://docs.anthropic.com/en/docs/claude-code/settings#tools-available-to-claude>); `Agent` is
-//! the current name of its sub-agent tool, `Task` the older one, and `MultiEdit` an edit tool that
-//! Lathe's `edit_file` stands in for.
+//! the current name of its sub-agent tool, `Task` the older one, `KillBash` the older name of
+//! `KillShell`, and `MultiEdit` an edit tool that Lathe's `edit_file` stands in for.
 
 /// One built-in tool: Lathe's name, Claude Code's name, and other names that mean it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,6 +20,8 @@ pub struct ToolNames {
 /// Every built-in tool with a Claude Code counterpart.
 pub const TOOL_NAMES: &[ToolNames] = &[
     ToolNames { lathe: "shell", claude: "Bash", aliases: &[] },
+    ToolNames { lathe: "shell_output", claude: "BashOutput", aliases: &[] },
+    ToolNames { lathe: "shell_kill", claude: "KillShell", aliases: &["KillBash"] },
     ToolNames { lathe: "read_file", claude: "Read", aliases: &[] },
     ToolNames { lathe: "write_file", claude: "Write", aliases: &[] },
     ToolNames { lathe: "edit_file", claude: "Edit", aliases: &["MultiEdit"] },

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::builtin::jobs::JobTable;
 use crate::files::FileTracker;
 
 /// Default `shell` timeout in milliseconds (FEATURES.md §C).
@@ -36,6 +37,8 @@ pub struct ToolContext {
     /// The session's permission policy, when there is one: the search tools' walks leave out what
     /// its deny rules forbid reading ([`lathe_policy::Policy::read_denied`]).
     pub policy: Option<Arc<lathe_policy::Policy>>,
+    /// The session's background jobs (`shell` with `run_in_background`), shared by every clone.
+    pub jobs: Arc<JobTable>,
 }
 
 /// The environment policy of `shell`: secrets are removed from what commands inherit.
@@ -51,7 +54,7 @@ impl ToolContext {
     /// A context for `workspace` with a fresh cancellation token and file tracker, the spill
     /// directory `~/.lathe/tool-results` (or `<workspace>/.lathe/tool-results` when there is no
     /// home directory), no extra environment, secrets scrubbed from the shell's environment, no
-    /// sandbox, and the 120 s shell timeout.
+    /// sandbox, the 120 s shell timeout and no background jobs.
     pub fn new(workspace: PathBuf) -> ToolContext {
         let spill_dir = match home_dir() {
             Some(home) => home.join(".lathe").join("tool-results"),
@@ -68,6 +71,7 @@ impl ToolContext {
             sandbox: None,
             call_id: String::new(),
             policy: None,
+            jobs: Arc::new(JobTable::new()),
         }
     }
 

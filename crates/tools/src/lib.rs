@@ -1,6 +1,6 @@
-//! Lathe's tools: the contract every tool follows, the registry the agent loop uses, and the eight
-//! built-in tools (`read_file`, `write_file`, `edit_file`, `grep`, `glob`, `list_dir`, `shell`,
-//! `todo_write`).
+//! Lathe's tools: the contract every tool follows, the registry the agent loop uses, and the ten
+//! built-in tools (`read_file`, `write_file`, `edit_file`, `grep`, `glob`, `list_dir`, `shell` and
+//! its background jobs' `shell_output` and `shell_kill`, `todo_write`).
 //!
 //! # The contract
 //! A tool implements [`Tool`]: a model-facing name and description, an `Args` type from which the
@@ -48,6 +48,7 @@ pub mod tool;
 #[cfg(test)]
 mod test_support;
 
+pub use builtin::jobs::{JobState, JobSummary, JobTable};
 pub use context::{DEFAULT_SHELL_TIMEOUT_MS, ShellEnv, ToolContext};
 pub use files::{FileState, FileTracker, LeftoverName, Staleness};
 pub use output::{cap_output, clean_terminal};

@@ -20,16 +20,30 @@ fn keys_anywhere(value: &Value, found: &mut Vec<String>) {
 }
 
 #[test]
-fn builtin_registry_offers_exactly_the_eight_tools_in_order() {
+fn builtin_registry_offers_exactly_the_ten_tools_in_order() {
     let registry = ToolRegistry::builtin();
     assert_eq!(
         registry.names(),
-        ["read_file", "write_file", "edit_file", "grep", "glob", "list_dir", "shell", "todo_write"]
+        [
+            "read_file",
+            "write_file",
+            "edit_file",
+            "grep",
+            "glob",
+            "list_dir",
+            "shell",
+            "shell_output",
+            "shell_kill",
+            "todo_write"
+        ]
     );
     let effects: Vec<Effect> =
         registry.names().iter().map(|n| registry.get(n).unwrap().effect(&json!({}))).collect();
     use Effect::{Mutating, ReadOnly};
-    assert_eq!(effects, [ReadOnly, Mutating, Mutating, ReadOnly, ReadOnly, ReadOnly, Mutating, ReadOnly]);
+    assert_eq!(
+        effects,
+        [ReadOnly, Mutating, Mutating, ReadOnly, ReadOnly, ReadOnly, Mutating, ReadOnly, Mutating, ReadOnly]
+    );
     assert!(registry.get("no_such_tool").is_none());
     assert!(ToolRegistry::empty().names().is_empty());
 }
@@ -77,7 +91,12 @@ fn model_facing_parameters_match_the_contract() {
     );
     assert_eq!(params("glob"), (s(&["pattern", "path", "include_ignored"]), s(&["pattern"])));
     assert_eq!(params("list_dir"), (s(&["path", "depth", "include_ignored"]), s(&["path"])));
-    assert_eq!(params("shell"), (s(&["command", "timeout_ms", "workdir"]), s(&["command"])));
+    assert_eq!(
+        params("shell"),
+        (s(&["command", "timeout_ms", "workdir", "run_in_background"]), s(&["command"]))
+    );
+    assert_eq!(params("shell_output"), (s(&["id", "filter", "wait_ms"]), s(&["id"])));
+    assert_eq!(params("shell_kill"), (s(&["id"]), s(&["id"])));
     assert_eq!(params("todo_write"), (s(&["items"]), s(&["items"])));
 }
 

@@ -1,5 +1,6 @@
-//! The texts of `/help`, `/cost`, `/status` and `/report`.
+//! The texts of `/help`, `/cost`, `/status`, `/jobs` and `/report`.
 
+use lathe_core::host::JobSummary;
 use lathe_protocol::PermissionMode;
 use lathe_protocol::{RunReport, RunStats, UserCommand, UserCommandKind};
 use ratatui::text::{Line, Span};
@@ -83,11 +84,12 @@ pub fn cost(totals: &RunStats) -> String {
 }
 
 /// `/status`: session, model, permission mode, sandbox, workspace, context, cost, and the
-/// background sub-agents running (a line each, when there are any).
+/// background jobs that still run and the background sub-agents running (a line each).
 pub fn status(
     session: &SessionView,
     context_tokens: u64,
     totals: &RunStats,
+    jobs: &[JobSummary],
     background: &[BackgroundRow],
 ) -> String {
     let context = match session.context_window {
@@ -96,8 +98,17 @@ pub fn status(
         }
         _ => format!("{context_tokens} tokens"),
     };
+    let running: Vec<&JobSummary> = jobs.iter().filter(|job| job.state.is_running()).collect();
+    let jobs = match running.as_slice() {
+        [] => "none running".to_string(),
+        running => format!(
+            "{} running ({}); /jobs lists them",
+            running.len(),
+            running.iter().map(|job| job.id.as_str()).collect::<Vec<_>>().join(", ")
+        ),
+    };
     let mut text = format!(
-        "session {}\nmodel {} ({})\npermission mode {}\nsandbox {}\nworkspace {}\ncontext {context}\ncost ${:.4}",
+        "session {}\nmodel {} ({})\npermission mode {}\nsandbox {}\nworkspace {}\ncontext {context}\ncost ${:.4}\njobs {jobs}",
         session.session_id,
         session.model,
         session.provider,
@@ -110,6 +121,30 @@ pub fn status(
         text.push_str(&format!(
             "\nbackground sub-agent {} ({}: {}) running",
             row.agent_id, row.kind, row.description
+        ));
+    }
+    text
+}
+
+/// `/jobs`: the session's background jobs, one line each (id, state, age, command), or that there
+/// are none.
+pub fn jobs(jobs: &[JobSummary]) -> String {
+    if jobs.is_empty() {
+        return "no background jobs in this session (the model starts one with shell run_in_background; \
+                each is stopped when the session ends)"
+            .into();
+    }
+    let states: Vec<String> = jobs.iter().map(|job| job.state.label()).collect();
+    let id_width = jobs.iter().map(|job| job.id.len()).max().unwrap_or(0);
+    let state_width = states.iter().map(String::len).max().unwrap_or(0);
+    let ages: Vec<String> = jobs.iter().map(|job| super::cells::format_elapsed(job.age)).collect();
+    let age_width = ages.iter().map(String::len).max().unwrap_or(0);
+    let mut text = String::from("background jobs (id, state, started ago, command):");
+    for ((job, state), age) in jobs.iter().zip(&states).zip(&ages) {
+        text.push_str(&format!(
+            "\n  {:<id_width$}  {state:<state_width$}  {age:>age_width$}  {}",
+            job.id,
+            crate::print::cut(&job.command, 100)
         ));
     }
     text

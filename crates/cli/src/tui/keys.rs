@@ -310,7 +310,18 @@ impl UiState {
                 Vec::new()
             }
             SlashCommand::Status => {
-                let text = help::status(&self.session, self.context_tokens, &self.totals(), &self.background);
+                let text = help::status(
+                    &self.session,
+                    self.context_tokens,
+                    &self.totals(),
+                    &self.jobs.list(),
+                    &self.background,
+                );
+                self.push_notice(NoticeKind::Info, &text);
+                Vec::new()
+            }
+            SlashCommand::Jobs => {
+                let text = help::jobs(&self.jobs.list());
                 self.push_notice(NoticeKind::Info, &text);
                 Vec::new()
             }

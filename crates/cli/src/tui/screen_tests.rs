@@ -343,6 +343,46 @@ fn help_lists_commands_and_keys() {
 }
 
 #[test]
+fn jobs_and_status_list_the_sessions_background_jobs() {
+    let (Ok(runtime), Ok(dir)) = (tokio::runtime::Runtime::new(), tempfile::tempdir()) else {
+        panic!("a runtime and a temp dir")
+    };
+    let mut ctx = lathe_tools::ToolContext::new(dir.path().to_path_buf());
+    ctx.spill_dir = dir.path().join("spill");
+    let mut screen = Screen::new(100, 30);
+    screen.type_text("/jobs");
+    screen.key(KeyCode::Enter);
+    assert!(screen.all_text().contains("no background jobs in this session"), "{}", screen.all_text());
+    let Some(shell) = lathe_tools::ToolRegistry::builtin().get("shell") else { panic!("shell is built in") };
+    runtime.block_on(async {
+        for command in ["sleep 30", "exit 3"] {
+            let started = shell.call(json!({"command": command, "run_in_background": true}), &ctx).await;
+            assert!(started.is_ok(), "{started:?}");
+        }
+        for _ in 0..1000 {
+            if !ctx.jobs.list()[1].state.is_running() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    });
+    screen.state.jobs = ctx.jobs.clone();
+    screen.type_text("/jobs");
+    screen.key(KeyCode::Enter);
+    let text = screen.all_text();
+    assert!(text.contains("background jobs (id, state, started ago, command):"), "{text}");
+    let row = |id: &str| {
+        text.lines().find(|line| line.trim_start().starts_with(id)).unwrap_or_default().to_string()
+    };
+    assert!(row("job1").starts_with("  job1  running ") && row("job1").ends_with("  sleep 30"), "{text}");
+    assert!(row("job2").starts_with("  job2  exited 3") && row("job2").ends_with("  exit 3"), "{text}");
+    screen.type_text("/status");
+    screen.key(KeyCode::Enter);
+    assert!(screen.all_text().contains("jobs 1 running (job1); /jobs lists them"), "{}", screen.all_text());
+    assert_eq!(runtime.block_on(ctx.jobs.end_all()).len(), 1);
+}
+
+#[test]
 fn unknown_command_gets_a_hint_and_no_model_call() {
     let mut screen = Screen::new(80, 10);
     screen.type_text("/halp me");

@@ -27,6 +27,7 @@ pub const COMMANDS: &[CommandInfo] = &[
     },
     CommandInfo { name: "cost", argument: "", description: "tokens and estimated cost of this session" },
     CommandInfo { name: "status", argument: "", description: "session, model, permission mode, context" },
+    CommandInfo { name: "jobs", argument: "", description: "background shell jobs: state, age, command" },
     CommandInfo {
         name: "report",
         argument: "",
@@ -89,6 +90,8 @@ pub enum SlashCommand {
     Cost,
     /// `/status`
     Status,
+    /// `/jobs`
+    Jobs,
     /// `/report`
     Report,
     /// `/goal [condition] [--check "command"]`, `/goal clear`, `/goal budget +N`
@@ -180,6 +183,7 @@ pub fn parse(line: &str) -> Result<SlashCommand, SlashError> {
         "clear" | "new" => none(SlashCommand::Clear, "clear"),
         "cost" => none(SlashCommand::Cost, "cost"),
         "status" => none(SlashCommand::Status, "status"),
+        "jobs" => none(SlashCommand::Jobs, "jobs"),
         "report" => none(SlashCommand::Report, "report"),
         "goal" => Ok(SlashCommand::Goal(argument)),
         "loop" => Ok(SlashCommand::Loop(argument)),

@@ -8,6 +8,8 @@ fn commands_parse_with_and_without_arguments() {
     assert_eq!(parse("/mode"), Ok(SlashCommand::Mode(None)));
     assert_eq!(parse("/exit"), Ok(SlashCommand::Quit));
     assert_eq!(parse("/mcp"), Ok(SlashCommand::Mcp));
+    assert_eq!(parse("/jobs"), Ok(SlashCommand::Jobs));
+    assert_eq!(parse("/jobs all"), Err(SlashError::UnexpectedArgument { name: "jobs" }));
     assert_eq!(parse("/report"), Ok(SlashCommand::Report));
     assert_eq!(parse("/report all"), Err(SlashError::UnexpectedArgument { name: "report" }));
     assert_eq!(parse("/compact"), Ok(SlashCommand::Compact(None)));

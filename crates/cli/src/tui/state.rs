@@ -189,6 +189,8 @@ pub struct UiState {
     pub(super) subagents: HashMap<String, SubagentProgress>,
     /// The background sub-agents running, in the order they started.
     pub(super) background: Vec<super::extensions::BackgroundRow>,
+    /// The session's background jobs (`/jobs`, `/status`); an empty table until a session starts.
+    pub jobs: std::sync::Arc<lathe_core::host::JobTable>,
 }
 
 impl UiState {
@@ -231,6 +233,7 @@ impl UiState {
             tick_sent: false,
             subagents: HashMap::new(),
             background: Vec::new(),
+            jobs: std::sync::Arc::new(lathe_core::host::JobTable::new()),
         }
     }
 

@@ -25,6 +25,7 @@ mod replay;
 mod report;
 mod scopes;
 mod sessions;
+mod shell_jobs;
 mod subagents_background;
 pub mod support;
 mod tmux;

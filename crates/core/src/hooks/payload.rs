@@ -27,7 +27,8 @@ pub fn claude_tool(tool: &str, args: &Value, workspace: &Path) -> (String, Value
             ("read_file" | "write_file" | "edit_file", "path") => ("file_path", absolute(value)),
             ("grep" | "glob" | "list_dir", "path") => ("path", absolute(value)),
             ("shell", "timeout_ms") => ("timeout", value.clone()),
-            ("shell", "background") => ("run_in_background", value.clone()),
+            ("shell_output", "id") => ("bash_id", value.clone()),
+            ("shell_kill", "id") => ("shell_id", value.clone()),
             ("grep", "case_insensitive") => ("-i", value.clone()),
             ("grep", "context") => ("-C", value.clone()),
             ("grep", "output_mode") => {

@@ -54,6 +54,8 @@ pub use flags::{Flags, Interaction, SessionChoice};
 /// ([`orphans::adopt`]) and ends them at exit ([`orphans::end_adopted`]).
 pub use lathe_process::orphans;
 pub use lathe_tools::builtin::{DirEntryName, dir_entries};
+/// The session's background jobs, as [`SessionHandle::jobs`] holds them.
+pub use lathe_tools::{JobState, JobSummary, JobTable};
 
 use crate::hooks::Hooks;
 use crate::memory::session::{MemoryMode, SessionMemory};
@@ -96,6 +98,9 @@ pub struct SessionHandle {
     pub info: SessionInfo,
     /// The session task; it ends after the event stream's last event.
     pub task: tokio::task::JoinHandle<()>,
+    /// The session's background jobs (`shell` with `run_in_background`), for `/jobs`; every one
+    /// still running is stopped when the session ends.
+    pub jobs: Arc<JobTable>,
 }
 
 /// Builds a session from a front end's flags.
@@ -279,6 +284,12 @@ impl SessionBuilder {
             // A small model in a small window: the short prompt and tool set (MCP tools and
             // skills the user configured stay).
             tools.retain(|name| !prompt::LOCAL_DROPPED_TOOLS.contains(&name));
+            // Without shell_output and shell_kill it could not follow a background job: its shell
+            // has no run_in_background (and its system turn stays as it was).
+            if tools.get("shell").is_some() {
+                let shell = lathe_tools::builtin::Shell::in_sandbox(ctx.sandbox.as_deref());
+                tools.register(Arc::new(lathe_tools::builtin::ForegroundShell(shell)));
+            }
             // It rewrote whole files to change a line and dropped code on the way: write_file only
             // creates files, changes go through edit_file.
             if tools.get("write_file").is_some() {
@@ -293,6 +304,7 @@ impl SessionBuilder {
                 core.text = prompt::LOCAL_CORE.to_string();
             }
         }
+        let jobs = ctx.jobs.clone();
         let mut agent =
             Agent::new(resolved.provider.clone(), tools, ctx, system, opened.ledger, opened.writer, settings)
                 .with_policy(policy)
@@ -357,7 +369,7 @@ impl SessionBuilder {
             .with_plans(plans)
             .with_questions(questions);
         let task = tokio::spawn(runner.run());
-        Ok(SessionHandle { ops, events: receiver, info, task })
+        Ok(SessionHandle { ops, events: receiver, info, task, jobs })
     }
 }
 

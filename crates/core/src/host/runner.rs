@@ -5,9 +5,9 @@
 //! refused (the front end cancels first). The goal ops are in `goals.rs`, the loop's (a tick is a
 //! turn of its own kind, which never starts a goal) in `loops.rs`. A user's own command (`RunCommand`) runs beside all of that: its end
 //! is taken whenever it comes, and `Cancel` kills it when no turn runs. When the session ends, a
-//! running command is killed, SessionEnd hooks run and the MCP servers are stopped before the
-//! event stream closes.
-//! Background sub-agents still running then are stopped (a warning names each) before that.
+//! running command is killed, the background jobs of `shell` still running are stopped (a warning
+//! names them), SessionEnd hooks run and the MCP servers are stopped before the event stream
+//! closes. Background sub-agents still running then are stopped (a warning names each) before that.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -157,6 +157,18 @@ impl Runner {
         }
         for message in self.agent.end_background().await {
             self.warn(message);
+        }
+        let jobs = self.agent.tool_context().jobs.end_all().await;
+        if !jobs.is_empty() {
+            let list: Vec<String> = jobs
+                .iter()
+                .map(|job| format!("{} ({})", job.id, lathe_tools::one_line(&job.command)))
+                .collect();
+            self.warn(format!(
+                "stopped the background job{} still running at the end of the session: {}",
+                if jobs.len() == 1 { "" } else { "s" },
+                list.join(", ")
+            ));
         }
         self.agent.sync();
         self.agent.send_warnings(&self.events);

@@ -11,11 +11,14 @@ pub(crate) mod edit_hint;
 mod git_index;
 pub mod glob;
 pub mod grep;
+pub mod jobs;
 pub mod list_dir;
 pub mod preview;
 pub mod read;
 pub mod shell;
 pub mod shell_env;
+mod shell_exit;
+pub mod shell_jobs;
 pub mod todo;
 mod walk;
 pub mod write;
@@ -31,15 +34,17 @@ pub use edit::EditFile;
 pub use edit_hint::lines_using;
 pub use glob::Glob;
 pub use grep::Grep;
+pub use jobs::{JobState, JobSummary, JobTable};
 pub use list_dir::ListDir;
 pub use preview::MAX_PREVIEW_DIFF_CHARS;
 pub use read::ReadFile;
 pub use shell::Shell;
+pub use shell_jobs::{ForegroundShell, ShellKill, ShellOutput};
 pub use todo::TodoWrite;
 pub use walk::{DirEntryName, dir_entries};
 pub use write::{CreateFile, WriteFile, counted_diff, unified_diff};
 
-/// The eight built-in tools, in the order their specs are sent.
+/// The ten built-in tools, in the order their specs are sent.
 pub fn all() -> Vec<Arc<dyn DynTool>> {
     vec![
         Arc::new(ReadFile),
@@ -49,6 +54,8 @@ pub fn all() -> Vec<Arc<dyn DynTool>> {
         Arc::new(Glob),
         Arc::new(ListDir),
         Arc::new(Shell::default()),
+        Arc::new(ShellOutput),
+        Arc::new(ShellKill),
         Arc::new(TodoWrite),
     ]
 }

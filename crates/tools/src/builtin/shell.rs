@@ -1,5 +1,8 @@
-//! `shell{command, timeout_ms?, workdir?}`: runs `bash -c <command>` and reports its output and
-//! exit code.
+//! `shell{command, timeout_ms?, workdir?, run_in_background?}`: runs `bash -c <command>` and
+//! reports its output and exit code — or, with `run_in_background`, starts it as one of the
+//! session's background jobs and returns its id at once ([`super::shell_jobs`]: spawned as in
+//! step 2, no timeout, read with `shell_output`, stopped with `shell_kill` or when the session
+//! ends).
 //!
 //! Flow at a glance:
 //! 1. resolve `workdir` against the workspace (default: the workspace root);
@@ -7,7 +10,7 @@
 //!    terminal, so nothing it runs can read from or write to the user's terminal — `/dev/tty`
 //!    cannot even be opened), stdin null (so `cat` or `read x` finish at once), stdout and stderr
 //!    both on the write end of ONE pipe (so their interleaving is kept), environment = inherited without
-//!    secrets + [`non_interactive_env`] (no prompts, no pagers, no colour) + `ctx.env`, inside the
+//!    secrets + [`NON_INTERACTIVE_ENV`] (no prompts, no pagers, no colour) + `ctx.env`, inside the
 //!    context's OS sandbox when there is one ([`super::shell_env`]);
 //! 3. read the pipe while waiting for bash to exit, racing the timeout and the cancel token — on
 //!    either, SIGTERM the whole group and SIGKILL it shortly after; a cancel returns
@@ -23,7 +26,6 @@
 
 use std::collections::VecDeque;
 use std::os::unix::process::ExitStatusExt;
-use std::process::Stdio;
 use std::time::Duration;
 
 use lathe_process::{Group, GroupGuard};
@@ -135,6 +137,9 @@ pub struct ShellArgs {
     pub timeout_ms: Option<u64>,
     /// Working directory (default: workspace root).
     pub workdir: Option<String>,
+    /// Start as a background job (server, watcher; no timeout): returns its id at once for
+    /// shell_output and shell_kill.
+    pub run_in_background: Option<bool>,
 }
 
 impl Tool for Shell {
@@ -175,17 +180,13 @@ impl Tool for Shell {
             )));
         }
         let timeout_ms = args.timeout_ms.unwrap_or(ctx.shell_default_timeout_ms).clamp(1, MAX_TIMEOUT_MS);
-        let confined =
-            ctx.sandbox.as_ref().filter(|sandbox| sandbox.mode == lathe_policy::SandboxMode::WorkspaceWrite);
-        let git_watch = confined.map(|sandbox| sandbox.watch_git());
-        let index_watch = confined.and_then(|_| super::git_index::IndexWatch::new(&ctx.workspace));
+        let watches = super::shell_env::Watches::new(ctx);
+        if args.run_in_background == Some(true) {
+            return super::shell_jobs::start(&args.command, &cwd, ctx, watches);
+        }
         let run = run_command(&args.command, &cwd, ctx, timeout_ms).await;
         // The command's process group is gone (and, under bubblewrap, its pid namespace).
-        let planted = git_watch.map(|watch| watch.settle()).unwrap_or_default();
-        let index_note = match index_watch {
-            Some(watch) => watch.check().await,
-            None => None,
-        };
+        let watch_notes = watches.settle().await;
         let run = run?;
         // Cleaning and spilling megabytes is CPU and disk work: keep it off the async workers.
         let command = args.command;
@@ -196,21 +197,7 @@ impl Tool for Shell {
         let text = output.text_content();
         let mut notes: Vec<String> =
             super::shell_env::sandbox_note(ctx, output.exit_code.unwrap_or(0), &text).into_iter().collect();
-        notes.extend(index_note);
-        if !planted.is_empty() {
-            let failed = planted.iter().any(|line| line.starts_with("could not"));
-            let warning = if failed {
-                " — NOT everything could be undone: git run outside the sandbox in this repository may run code \
-                 the command planted; tell the user"
-            } else {
-                ""
-            };
-            notes.push(format!(
-                "[sandbox: undid what this command left that git or the next session would act on outside the \
-                 sandbox (a git config redirect, a link git writes through, settings): {}{warning}]",
-                planted.join(", ")
-            ));
-        }
+        notes.extend(watch_notes);
         if !notes.is_empty() {
             output.content = vec![lathe_protocol::Content::text(format!("{text}\n{}", notes.join("\n")))];
         }
@@ -240,23 +227,11 @@ async fn run_command(
     ctx: &ToolContext,
     timeout_ms: u64,
 ) -> Result<Finished, ToolError> {
-    let spawn_err = |e: std::io::Error| ToolError::Failed(format!("shell: cannot start bash: {e}"));
-    let (reader, writer) = std::io::pipe().map_err(spawn_err)?;
-    let writer_err = writer.try_clone().map_err(spawn_err)?;
-    let mut cmd = super::shell_env::command(command, cwd, ctx);
-    cmd.stdin(Stdio::null()).stdout(writer).stderr(writer_err).kill_on_drop(true);
-    lathe_process::new_session(&mut cmd);
-    non_interactive_env(&mut cmd);
-    for (key, value) in &ctx.env {
-        cmd.env(key, value);
-    }
-    let mut child = cmd.spawn().map_err(spawn_err)?;
-    // The Command still holds the pipe's write ends; drop it so EOF comes when the group is done.
-    drop(cmd);
-    let group = Group::of(&child);
+    let spawned = super::shell_env::spawn(command, cwd, ctx)
+        .map_err(|e| ToolError::Failed(format!("shell: cannot start bash: {e}")))?;
+    let super::shell_env::Spawned { mut child, group, mut pipe } = spawned;
     // If this future is dropped mid-run (the caller gave up on it), the whole group goes too.
     let mut guard = GroupGuard::new(group);
-    let mut pipe = tokio::net::unix::pipe::Receiver::from_owned_fd(reader.into()).map_err(spawn_err)?;
 
     let deadline = tokio::time::Instant::now() + Duration::from_millis(timeout_ms);
     let mut output = Capture::default();
@@ -340,13 +315,6 @@ pub const NON_INTERACTIVE_ENV: &[(&str, &str)] = &[
     ("DEBIAN_FRONTEND", "noninteractive"),
 ];
 
-/// Sets [`NON_INTERACTIVE_ENV`] on `cmd`.
-fn non_interactive_env(cmd: &mut tokio::process::Command) {
-    for (key, value) in NON_INTERACTIVE_ENV {
-        cmd.env(key, value);
-    }
-}
-
 /// Ends the command's whole process group (TERM, [`KILL_GRACE`], KILL) and reaps bash.
 async fn stop_group(group: Option<Group>, child: &mut Child) {
     match group {
@@ -405,7 +373,7 @@ fn render(command: &str, run: Finished, spill_dir: &std::path::Path) -> ToolOutp
         let held = if run.held_output { ", holding the output open" } else { "" };
         text.push_str(&format!(
             "[left running when the command ended{held}, and stopped: pid {}; nothing a call starts \
-             outlives it, so start a server and what uses it in one command]\n",
+             outlives it: to keep a server or watcher running, start it with run_in_background: true]\n",
             pids.join(", ")
         ));
     } else if run.held_output {
@@ -414,7 +382,8 @@ fn render(command: &str, run: Finished, spill_dir: &std::path::Path) -> ToolOutp
     if let Some(limit) = run.timed_out_ms {
         text.push_str(&format!(
             "[timed out after {limit} ms; the command and its child processes were killed. Pass a larger \
-             timeout_ms (max {MAX_TIMEOUT_MS}) or run long jobs in the background with output to a file]\n"
+             timeout_ms (max {MAX_TIMEOUT_MS}), or start a long-running command (a server, a watcher) with \
+             run_in_background: true and read it with shell_output]\n"
         ));
     }
     match run.signal {
@@ -437,62 +406,7 @@ fn render(command: &str, run: Finished, spill_dir: &std::path::Path) -> ToolOutp
     }
 }
 
-/// What exit status 1 means for the last command of the line, when it is not a failure:
-/// `grep`/`rg` found no match, `diff`/`cmp` found a difference, `test`/`[` was false.
-pub fn explain_exit_1(command: &str) -> Option<&'static str> {
-    let last = last_simple_command(command);
-    let program = last.split_whitespace().find(|word| *word != "!" && !is_assignment(word))?;
-    let program = program.rsplit('/').next().unwrap_or(program);
-    match program {
-        "grep" | "egrep" | "fgrep" | "rg" | "ag" => Some("exit 1: no match"),
-        "diff" | "cmp" => Some("exit 1: files differ"),
-        "test" | "[" | "[[" => Some("exit 1: condition false"),
-        _ => None,
-    }
-}
-
-/// The text after the last unquoted `|`, `;`, newline or `&` (not counting the `&` of
-/// redirections like `2>&1` or `&>`), trimmed; good enough to name the program whose status bash
-/// returns.
-fn last_simple_command(command: &str) -> &str {
-    let bytes = command.as_bytes();
-    let (mut single, mut double, mut escaped) = (false, false, false);
-    let mut start = 0;
-    let mut last = "";
-    for (i, &b) in bytes.iter().enumerate() {
-        if escaped {
-            escaped = false;
-            continue;
-        }
-        match b {
-            b'\\' if !single => escaped = true,
-            b'\'' if !double => single = !single,
-            b'"' if !single => double = !double,
-            b'|' | b';' | b'\n' | b'&' if !single && !double => {
-                let redirection = b == b'&'
-                    && (matches!(i.checked_sub(1).map(|j| bytes[j]), Some(b'>' | b'<'))
-                        || bytes.get(i + 1) == Some(&b'>'));
-                if !redirection {
-                    let segment = command[start..i].trim();
-                    if !segment.is_empty() {
-                        last = segment;
-                    }
-                    start = i + 1;
-                }
-            }
-            _ => {}
-        }
-    }
-    let tail = command[start..].trim();
-    if tail.is_empty() { last } else { tail }
-}
-
-/// `NAME=value` (an environment assignment before the command).
-fn is_assignment(word: &str) -> bool {
-    word.split_once('=').is_some_and(|(name, _)| {
-        !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    })
-}
+pub use super::shell_exit::explain_exit_1;
 
 #[cfg(test)]
 #[path = "shell_tests.rs"]

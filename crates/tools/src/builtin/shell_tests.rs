@@ -183,6 +183,7 @@ async fn a_timeout_kills_the_command_and_says_so() {
     let text = result.text_content();
     assert!(text.starts_with("started\n"), "the output so far is kept: {text}");
     assert!(text.contains("timed out after 300 ms"), "{text}");
+    assert!(text.contains("with run_in_background: true and read it with shell_output"), "{text}");
     assert!(started.elapsed() < Duration::from_secs(5));
     assert!(!ws.path("finished").exists());
 }
