@@ -187,7 +187,7 @@ async fn print_mode(
     prompt: String,
     goal: Option<lathe_protocol::goal::GoalSpec>,
 ) -> u8 {
-    let SessionHandle { ops, mut events, info, task } = session;
+    let SessionHandle { ops, mut events, info, task, .. } = session;
     let mut printer = Printer::new(format, info.id.clone());
     let signalled = watch_signals(ops.clone());
     if let Some(goal) = goal {

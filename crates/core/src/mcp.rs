@@ -56,7 +56,7 @@ pub fn load_config(
 /// Time limits (`layer.mcp`: config `[mcp]`, overridden by Claude Code's `MCP_TIMEOUT` /
 /// `MCP_TOOL_TIMEOUT` in milliseconds through the environment layer, see
 /// [`ConfigLayer::from_env`]), the stderr log directory `<home>/mcp-logs`, and the project as
-/// working directory.
+/// working directory; tool lists are remembered in `<home>/mcp-cache`.
 pub fn settings(home: &Path, project: &Path, layer: &ConfigLayer) -> McpSettings {
     let startup = layer.mcp.startup_timeout_ms.map(Duration::from_millis);
     let tool = layer.mcp.tool_timeout_ms.map(Duration::from_millis);
@@ -65,6 +65,7 @@ pub fn settings(home: &Path, project: &Path, layer: &ConfigLayer) -> McpSettings
         tool_timeout: tool.unwrap_or(McpSettings::DEFAULT_TOOL_TIMEOUT),
         log_dir: home.join("mcp-logs"),
         cwd: project.to_path_buf(),
+        cache_dir: Some(home.join("mcp-cache")),
     }
 }
 
@@ -77,6 +78,19 @@ pub fn start(
 ) -> Result<McpStartup, McpConfigError> {
     let config = load_config(home, project, flags, layer)?;
     Ok(McpStartup::start(config, settings(home, project, layer)))
+}
+
+/// [`start`] for `lathe mcp list`: the same servers, but their tool lists are neither read from
+/// nor saved to `<home>/mcp-cache` (listing servers leaves nothing behind for later sessions).
+pub fn start_uncached(
+    home: &Path,
+    project: &Path,
+    flags: &[String],
+    layer: &ConfigLayer,
+) -> Result<McpStartup, McpConfigError> {
+    let config = load_config(home, project, flags, layer)?;
+    let settings = McpSettings { cache_dir: None, ..settings(home, project, layer) };
+    Ok(McpStartup::start(config, settings))
 }
 
 /// An MCP tool in the [`DynTool`] contract.
@@ -131,15 +145,17 @@ impl DynTool for McpToolAdapter {
                 Err(McpCallError::TimedOut { timeout, .. }) => {
                     Err(ToolError::TimedOut(timeout.as_millis() as u64))
                 }
-                Err(error @ (McpCallError::ServerGone { .. } | McpCallError::Failed { .. })) => {
-                    Err(ToolError::Failed(error.to_string()))
-                }
+                Err(
+                    error @ (McpCallError::ServerGone { .. }
+                    | McpCallError::Failed { .. }
+                    | McpCallError::NotStarted { .. }),
+                ) => Err(ToolError::Failed(error.to_string())),
             }
         })
     }
 }
 
-/// Adds the tools of every connected server to `registry`, after the built-in ones.
+/// Adds the tools of every server to `registry`, after the tools already there.
 pub fn register(registry: &mut ToolRegistry, servers: &McpServers) {
     for tool in servers.tools() {
         registry.register(Arc::new(McpToolAdapter(tool.clone())));

@@ -85,6 +85,8 @@ pub struct Agent {
     /// The model a goal's evaluator requests go to (`[goal] evaluator_model`); `None`: the
     /// session's model.
     evaluator_model: Option<String>,
+    /// The session's MCP servers, for what the ones starting in the background turn out to be.
+    mcp: Option<Arc<crate::mcp::McpServers>>,
 }
 
 impl Agent {
@@ -127,7 +129,15 @@ impl Agent {
             hooks: TurnHooks::default(),
             memory: None,
             evaluator_model: None,
+            mcp: None,
         }
+    }
+
+    /// Tells the user, with the other warnings, what MCP servers still starting when the session
+    /// began turn out to be (failed, tools changed: [`crate::mcp::McpServers::late_warnings`]).
+    pub fn with_mcp(mut self, servers: Arc<crate::mcp::McpServers>) -> Agent {
+        self.mcp = Some(servers);
+        self
     }
 
     /// Sends a goal's evaluator requests to `model` at the session's provider instead of the
@@ -255,6 +265,9 @@ impl Agent {
 
     /// Sends the warnings collected since the last call.
     pub fn send_warnings(&mut self, events: &mpsc::UnboundedSender<AgentEvent>) {
+        for warning in self.mcp.iter().flat_map(|servers| servers.late_warnings()) {
+            self.transcript.warn(warning);
+        }
         self.transcript.send_warnings(events);
     }
 
