@@ -9,7 +9,10 @@
 //! - errors: invalid arguments, timeouts, cancel and a server that is gone become the usual
 //!   [`ToolError`]s with messages naming the server;
 //! - output: text beyond [`MAX_OUTPUT_CHARS`] (the `shell` cap) is cut to head and tail with the
-//!   whole text spilled to the tool-results directory; images are kept.
+//!   whole text spilled to the tool-results directory; images are kept;
+//! - deferral: when the tools are many (more than [`DEFER_ABOVE_TOOLS`] with the built-in ones, or
+//!   MCP schemas over [`DEFER_ABOVE_SCHEMA_BYTES`]), every MCP tool is registered deferred: listed
+//!   by name in the system prompt, its schema loaded by `tool_search` ([`crate::tool_search`]).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -155,11 +158,33 @@ impl DynTool for McpToolAdapter {
     }
 }
 
-/// Adds the tools of every server to `registry`, after the tools already there.
-pub fn register(registry: &mut ToolRegistry, servers: &McpServers) {
-    for tool in servers.tools() {
-        registry.register(Arc::new(McpToolAdapter(tool.clone())));
+/// More tools than this, counting those already in the registry, and MCP tools are deferred.
+pub const DEFER_ABOVE_TOOLS: usize = 40;
+/// MCP tool specs (name, description, schema as JSON) over this many bytes in all, and MCP tools
+/// are deferred.
+pub const DEFER_ABOVE_SCHEMA_BYTES: usize = 10 * 1024;
+
+/// Adds the tools of every server to `registry`, after the tools already there: offered, or all
+/// deferred when they are many ([`DEFER_ABOVE_TOOLS`], [`DEFER_ABOVE_SCHEMA_BYTES`]). Returns
+/// whether they were deferred.
+pub fn register(registry: &mut ToolRegistry, servers: &McpServers) -> bool {
+    let tools: Vec<Arc<dyn DynTool>> = servers
+        .tools()
+        .iter()
+        .map(|tool| Arc::new(McpToolAdapter(tool.clone())) as Arc<dyn DynTool>)
+        .collect();
+    let schema_bytes: usize =
+        tools.iter().map(|tool| serde_json::to_string(&tool.spec()).map_or(0, |json| json.len())).sum();
+    let defer =
+        registry.names().len() + tools.len() > DEFER_ABOVE_TOOLS || schema_bytes > DEFER_ABOVE_SCHEMA_BYTES;
+    for tool in tools {
+        if defer {
+            registry.register_deferred(tool);
+        } else {
+            registry.register(tool);
+        }
     }
+    defer
 }
 
 /// Keeps the text within [`MAX_OUTPUT_CHARS`], spilling the whole of it when it is longer.

@@ -91,15 +91,19 @@ pub struct Agent {
 
 impl Agent {
     /// A new agent. `ledger` is empty for a new session or the loaded items of a resumed one.
+    /// With deferred tools in `tools`, `system` gets their listing and `tools` gets
+    /// `tool_search` ([`crate::tool_search`]); the tools `ledger` records as loaded are offered.
     pub fn new(
         provider: Arc<dyn Provider>,
-        tools: ToolRegistry,
+        mut tools: ToolRegistry,
         ctx: ToolContext,
-        system: Vec<SystemBlock>,
+        mut system: Vec<SystemBlock>,
         ledger: Vec<LedgerItem>,
         session: Option<SessionWriter>,
         settings: AgentSettings,
     ) -> Agent {
+        crate::tool_search::install(&mut tools, &mut system);
+        load_recorded(&mut tools, &ledger);
         let policy = Arc::new(Policy::with_mode(settings.permission_mode, &ctx.workspace));
         let budget = Budget::new(settings.model_info.context_window, settings.max_output_tokens);
         let context = ContextManager::new(budget, settings.context, &system, &tools.specs(), &ledger);
@@ -245,9 +249,21 @@ impl Agent {
     /// Appends an item to the ledger and the session file (handed to the OS before returning).
     /// When the file cannot be written, the session stops being saved and a warning says so; the
     /// ledger in memory goes on.
+    /// A [`Meta::ToolsLoaded`] item also offers those tools from the next request on.
     pub fn append(&mut self, item: LedgerItem) {
+        let loads = match &item {
+            LedgerItem::Meta(Meta::ToolsLoaded { names }) => names.clone(),
+            _ => Vec::new(),
+        };
         self.transcript.append(item);
         self.context.sync(self.transcript.items());
+        let mut loaded = false;
+        for name in &loads {
+            loaded |= self.tools.load(name);
+        }
+        if loaded {
+            self.context.set_fixed(&self.system, &self.tools.specs());
+        }
     }
 
     /// How full the context window is: the next request's size, the window, the largest items.
@@ -356,6 +372,17 @@ impl Agent {
             }
             StopCause::Budget { detail } => StopCause::Budget { detail: format!("{detail}{note}") },
             other => other,
+        }
+    }
+}
+
+/// Offers the deferred tools of `tools` that `ledger` records as loaded, in the order loaded.
+pub(crate) fn load_recorded(tools: &mut ToolRegistry, ledger: &[LedgerItem]) {
+    for item in ledger {
+        if let LedgerItem::Meta(Meta::ToolsLoaded { names }) = item {
+            for name in names {
+                tools.load(name);
+            }
         }
     }
 }
