@@ -3,8 +3,10 @@
 
 Session start with 0, 1 and 3 stdio MCP servers (@modelcontextprotocol/server-everything, installed by
 scripts/install-test-deps.sh): wall time of a one-turn answer and time from process start to the first
-model request, which waits for the servers' tool lists (they start in parallel, during the rest of
-set-up). With no MCP configuration nothing MCP-related runs.
+model request. At a server's first start (a fresh home) the session waits for its tool list (servers
+start in parallel, during the rest of set-up); at a later start (the same home after one session) its
+tool list is remembered and the server starts in the background, so the first request does not wait.
+With no MCP configuration nothing MCP-related runs.
 
 No-op PreToolUse hook: ten tool calls with and without a hook (`true`, matching every tool) in the
 project's .claude/settings.json; the difference in harness time per tool call is the hook's cost
@@ -50,7 +52,8 @@ def no_setup(tmp):
     pass
 
 
-def measure(turns, setup, runs):
+def measure(turns, setup, runs, later=False):
+    """`later`: each measured session follows one unmeasured session in the same home."""
     walls, firsts, calls = [], [], []
     original_seed = harness.seed
     for _ in range(runs):
@@ -61,6 +64,9 @@ def measure(turns, setup, runs):
                 setup(tmp)
             harness.seed = seed
             try:
+                if later:
+                    harness.run_once(turns, tmp)
+                    harness.seed = lambda workspace: None
                 wall, _rss, first, per_call = harness.run_once(turns, tmp)
             finally:
                 harness.seed = original_seed
@@ -83,8 +89,12 @@ def main():
     print(f"session start with stdio MCP servers ({args.runs} runs each, one-turn answer)")
     for servers in (0, 1, 3):
         walls, firsts, _ = measure(harness.scenario_text(), with_mcp(servers), args.runs)
-        print(f"  {servers} servers: wall (ms) {harness.summary(walls)}")
+        print(f"  {servers} servers, first start: wall (ms) {harness.summary(walls)}")
         print(f"             start -> first request (ms) {harness.summary(firsts)}")
+        if servers:
+            walls, firsts, _ = measure(harness.scenario_text(), with_mcp(servers), args.runs, later=True)
+            print(f"  {servers} servers, later start: wall (ms) {harness.summary(walls)}")
+            print(f"             start -> first request (ms) {harness.summary(firsts)}")
 
     print(f"no-op PreToolUse hook, ten tool calls ({args.runs} runs each)")
     _, _, plain = measure(harness.scenario_ten_tools(), no_setup, args.runs)

@@ -18,7 +18,7 @@ pub async fn command(cli: &Cli, action: &McpAction) -> u8 {
     let (home, cwd, layer) = (config.home, config.workspace, config.layer);
     match action {
         McpAction::List => {
-            let startup = match lathe_core::mcp::start(&home, &cwd, &cli.mcp_config, &layer) {
+            let startup = match lathe_core::mcp::start_uncached(&home, &cwd, &cli.mcp_config, &layer) {
                 Ok(startup) => startup,
                 Err(error) => {
                     eprintln!("lathe: error: {error}");
@@ -29,7 +29,7 @@ pub async fn command(cli: &Cli, action: &McpAction) -> u8 {
             if servers.reports().is_empty() {
                 println!("{NONE_CONFIGURED}");
             }
-            for line in lines(servers.reports()) {
+            for line in lines(&servers.reports()) {
                 println!("{line}");
             }
             for warning in servers.warnings() {
@@ -89,6 +89,9 @@ pub fn lines(reports: &[ServerReport]) -> Vec<String> {
         .map(|report| {
             let status = match &report.status {
                 ServerStatus::Connected { tools } => format!("connected · {tools} tools"),
+                ServerStatus::Starting { tools } => {
+                    format!("starting · {tools} tools known from its last start")
+                }
                 ServerStatus::Failed(error) => format!("failed · {error}"),
                 ServerStatus::Skipped(SkipReason::NeedsApproval) => {
                     "needs approval · run `lathe mcp approve` to start it".to_string()

@@ -15,7 +15,8 @@
 //! - `context/`: budget, pruning and compaction decisions; `history/`: file snapshots for
 //!   `/rewind`; `session/`: the session files;
 //! - `instructions/`, `prompt`: instruction files, path-scoped rules and the system prompt;
-//! - `hooks/`, `skills/`, `subagent/`, `commands`, `mcp`, `definitions`, `frontmatter`: extensions;
+//! - `hooks/`, `skills/`, `subagent/`, `commands`, `mcp`, `tool_search`, `definitions`,
+//!   `frontmatter`: extensions;
 //! - `plan`: plan mode's `exit_plan_mode` tool and the answers to its plans; `question`: the
 //!   `ask_user` tool and the answers to its questions;
 //! - `permissions`, `tool_scope`, `guards`, `progress`, `recovery`, `text_calls`: the checks around
@@ -61,6 +62,7 @@ pub(crate) mod skills;
 pub(crate) mod subagent;
 pub(crate) mod text_calls;
 pub(crate) mod tool_scope;
+pub(crate) mod tool_search;
 pub(crate) mod wakeup;
 
 pub use agent::Rewound;

@@ -9,7 +9,10 @@
 //! - errors: invalid arguments, timeouts, cancel and a server that is gone become the usual
 //!   [`ToolError`]s with messages naming the server;
 //! - output: text beyond [`MAX_OUTPUT_CHARS`] (the `shell` cap) is cut to head and tail with the
-//!   whole text spilled to the tool-results directory; images are kept.
+//!   whole text spilled to the tool-results directory; images are kept;
+//! - deferral: when the tools are many (more than [`DEFER_ABOVE_TOOLS`] with the built-in ones, or
+//!   MCP schemas over [`DEFER_ABOVE_SCHEMA_BYTES`]), every MCP tool is registered deferred: listed
+//!   by name in the system prompt, its schema loaded by `tool_search` ([`crate::tool_search`]).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -56,7 +59,7 @@ pub fn load_config(
 /// Time limits (`layer.mcp`: config `[mcp]`, overridden by Claude Code's `MCP_TIMEOUT` /
 /// `MCP_TOOL_TIMEOUT` in milliseconds through the environment layer, see
 /// [`ConfigLayer::from_env`]), the stderr log directory `<home>/mcp-logs`, and the project as
-/// working directory.
+/// working directory; tool lists are remembered in `<home>/mcp-cache`.
 pub fn settings(home: &Path, project: &Path, layer: &ConfigLayer) -> McpSettings {
     let startup = layer.mcp.startup_timeout_ms.map(Duration::from_millis);
     let tool = layer.mcp.tool_timeout_ms.map(Duration::from_millis);
@@ -65,6 +68,7 @@ pub fn settings(home: &Path, project: &Path, layer: &ConfigLayer) -> McpSettings
         tool_timeout: tool.unwrap_or(McpSettings::DEFAULT_TOOL_TIMEOUT),
         log_dir: home.join("mcp-logs"),
         cwd: project.to_path_buf(),
+        cache_dir: Some(home.join("mcp-cache")),
     }
 }
 
@@ -77,6 +81,19 @@ pub fn start(
 ) -> Result<McpStartup, McpConfigError> {
     let config = load_config(home, project, flags, layer)?;
     Ok(McpStartup::start(config, settings(home, project, layer)))
+}
+
+/// [`start`] for `lathe mcp list`: the same servers, but their tool lists are neither read from
+/// nor saved to `<home>/mcp-cache` (listing servers leaves nothing behind for later sessions).
+pub fn start_uncached(
+    home: &Path,
+    project: &Path,
+    flags: &[String],
+    layer: &ConfigLayer,
+) -> Result<McpStartup, McpConfigError> {
+    let config = load_config(home, project, flags, layer)?;
+    let settings = McpSettings { cache_dir: None, ..settings(home, project, layer) };
+    Ok(McpStartup::start(config, settings))
 }
 
 /// An MCP tool in the [`DynTool`] contract.
@@ -131,19 +148,43 @@ impl DynTool for McpToolAdapter {
                 Err(McpCallError::TimedOut { timeout, .. }) => {
                     Err(ToolError::TimedOut(timeout.as_millis() as u64))
                 }
-                Err(error @ (McpCallError::ServerGone { .. } | McpCallError::Failed { .. })) => {
-                    Err(ToolError::Failed(error.to_string()))
-                }
+                Err(
+                    error @ (McpCallError::ServerGone { .. }
+                    | McpCallError::Failed { .. }
+                    | McpCallError::NotStarted { .. }),
+                ) => Err(ToolError::Failed(error.to_string())),
             }
         })
     }
 }
 
-/// Adds the tools of every connected server to `registry`, after the built-in ones.
-pub fn register(registry: &mut ToolRegistry, servers: &McpServers) {
-    for tool in servers.tools() {
-        registry.register(Arc::new(McpToolAdapter(tool.clone())));
+/// More tools than this, counting those already in the registry, and MCP tools are deferred.
+pub const DEFER_ABOVE_TOOLS: usize = 40;
+/// MCP tool specs (name, description, schema as JSON) over this many bytes in all, and MCP tools
+/// are deferred.
+pub const DEFER_ABOVE_SCHEMA_BYTES: usize = 10 * 1024;
+
+/// Adds the tools of every server to `registry`, after the tools already there: offered, or all
+/// deferred when they are many ([`DEFER_ABOVE_TOOLS`], [`DEFER_ABOVE_SCHEMA_BYTES`]). Returns
+/// whether they were deferred.
+pub fn register(registry: &mut ToolRegistry, servers: &McpServers) -> bool {
+    let tools: Vec<Arc<dyn DynTool>> = servers
+        .tools()
+        .iter()
+        .map(|tool| Arc::new(McpToolAdapter(tool.clone())) as Arc<dyn DynTool>)
+        .collect();
+    let schema_bytes: usize =
+        tools.iter().map(|tool| serde_json::to_string(&tool.spec()).map_or(0, |json| json.len())).sum();
+    let defer =
+        registry.names().len() + tools.len() > DEFER_ABOVE_TOOLS || schema_bytes > DEFER_ABOVE_SCHEMA_BYTES;
+    for tool in tools {
+        if defer {
+            registry.register_deferred(tool);
+        } else {
+            registry.register(tool);
+        }
     }
+    defer
 }
 
 /// Keeps the text within [`MAX_OUTPUT_CHARS`], spilling the whole of it when it is longer.

@@ -39,6 +39,9 @@ pub struct McpSettings {
     pub log_dir: PathBuf,
     /// Working directory of stdio servers (the project).
     pub cwd: PathBuf,
+    /// Where servers' tool lists are remembered between sessions (`<lathe home>/mcp-cache`);
+    /// `None`: nothing is remembered and every server is waited for.
+    pub cache_dir: Option<PathBuf>,
 }
 
 impl McpSettings {
@@ -251,7 +254,7 @@ fn with_stderr_tail(message: String, log: &Path) -> String {
     message
 }
 
-fn safe_file_name(name: &str) -> String {
+pub(crate) fn safe_file_name(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()
 }
 

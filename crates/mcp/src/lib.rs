@@ -8,10 +8,13 @@
 //!    expanding `${VAR}` / `${VAR:-default}`;
 //! 2. [`McpStartup::start`] starts every server in parallel in the background (stdio child process
 //!    in its own process group, or streamable HTTP), each within a start-up time limit;
-//! 3. [`McpStartup::finish`] collects the tools (`mcp__<server>__<tool>`) of the servers that came
-//!    up; one that failed, exited or hung is reported once and left out;
-//! 4. [`McpTool::call`] runs a call with a time limit and the turn's cancellation token and converts
-//!    the result to Lathe content; core caps and spills it like a built-in tool's output;
+//! 3. [`McpStartup::session`] collects the tools (`mcp__<server>__<tool>`): it waits for the
+//!    servers whose tool list is not remembered from an earlier start ([`cache`]), and offers the
+//!    remembered list of the others, which go on starting in the background; one that failed,
+//!    exited or hung is reported once and left out;
+//! 4. [`McpTool::call`] waits for a server still starting (at most its start-up limit), runs a
+//!    call with a time limit and the turn's cancellation token and converts the result to Lathe
+//!    content; core caps and spills it like a built-in tool's output;
 //! 5. [`McpServers::shutdown`] (or dropping it) ends every server with the session.
 //!
 //! This crate depends on `lathe-protocol` only among Lathe's crates: rmcp's types are converted
@@ -20,12 +23,14 @@
 #![warn(missing_docs)]
 
 pub mod approvals;
+pub mod cache;
 pub mod config;
 mod connect;
 pub mod expand;
 mod http;
 mod result;
 mod servers;
+mod slot;
 mod tool;
 
 pub use config::{McpConfig, McpConfigError, Scope, ServerConfig, SkipReason, Skipped, Sources, Transport};

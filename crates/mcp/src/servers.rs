@@ -1,19 +1,30 @@
 //! The MCP servers of one session: started in parallel in the background, each within its own time
-//! limit, collected once the session needs their tools.
+//! limit; a session waits only for the servers whose tools it does not know yet.
 //!
 //! [`McpStartup::start`] spawns one task per configured server and returns at once, so the rest of
-//! session start-up (session file, system prompt) runs while servers start. [`McpStartup::finish`]
-//! waits for every task (each bounded by the start-up timeout) and yields [`McpServers`]: the tools
-//! of the servers that came up, a status line per server, and one warning per problem. A server that
-//! fails, exits or hangs is left out; the others are unaffected.
+//! session start-up (session file, system prompt) runs while servers start. Each task connects,
+//! saves the server's tool list ([`crate::cache`]) and settles the server's slot: ready or failed.
+//!
+//! - [`McpStartup::session`] (a session): waits for the servers without a remembered tool list
+//!   (first start, or a changed configuration), so their tools are in the first request; a server
+//!   whose list is remembered goes on starting in the background and its tools are offered from
+//!   that list at once. A call of such a tool waits for the server (bounded by its start-up
+//!   limit). What a background server turns out to be (failed, tools changed) is said once, by
+//!   [`McpServers::late_warnings`].
+//! - [`McpStartup::finish`] (`lathe mcp list`): waits for every server.
+//!
+//! A server that fails, exits or hangs is left out; the others are unaffected.
 
 use std::collections::HashSet;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::task::JoinHandle;
 
+use crate::cache;
 use crate::config::{McpConfig, Scope, ServerConfig, SkipReason};
-use crate::connect::{Connection, McpSettings, Started, connect};
+use crate::connect::{McpSettings, connect};
+use crate::slot::{SettleOnDrop, Slot, State};
 use crate::tool::McpTool;
 
 /// What became of one configured server.
@@ -22,6 +33,11 @@ pub enum ServerStatus {
     /// Connected, offering this many tools.
     Connected {
         /// Tools offered to the model.
+        tools: usize,
+    },
+    /// Still starting in the background; its tools, as listed at its last start, are offered.
+    Starting {
+        /// Tools offered to the model (from the remembered list).
         tools: usize,
     },
     /// Did not start (no such program, exited, timed out, refused); the message says which.
@@ -43,9 +59,18 @@ pub struct ServerReport {
     pub status: ServerStatus,
 }
 
+/// A server being started.
+struct Starting {
+    config: ServerConfig,
+    slot: Arc<Slot>,
+    /// Its tool list from the last start, if remembered.
+    remembered: Option<Vec<rmcp::model::Tool>>,
+    task: JoinHandle<()>,
+}
+
 /// Servers being started in the background.
 pub struct McpStartup {
-    tasks: Vec<(ServerConfig, JoinHandle<Result<Started, String>>)>,
+    servers: Vec<Starting>,
     config: McpConfig,
     settings: McpSettings,
 }
@@ -54,65 +79,85 @@ impl McpStartup {
     /// Spawns a start-up task for every server of `config` (must be called inside a Tokio runtime).
     /// With no servers configured this does nothing.
     pub fn start(config: McpConfig, settings: McpSettings) -> McpStartup {
-        let tasks = config
+        let servers = config
             .servers
             .iter()
             .map(|server| {
-                let (server_config, task_settings) = (server.clone(), settings.clone());
-                let task = tokio::spawn(async move { connect(&server_config, &task_settings).await });
-                (server.clone(), task)
+                let slot = Arc::new(Slot::new(server.name.clone(), settings.startup_timeout));
+                let cache_path =
+                    settings.cache_dir.as_ref().map(|dir| cache::path(dir, server, &settings.cwd));
+                let remembered = cache_path.as_deref().and_then(cache::read);
+                let (task_config, task_settings, task_slot) =
+                    (server.clone(), settings.clone(), slot.clone());
+                let task = tokio::spawn(async move {
+                    let unsettled = SettleOnDrop(task_slot.clone());
+                    let state = match connect(&task_config, &task_settings).await {
+                        Ok((connection, tools)) => {
+                            if let Some(path) = &cache_path {
+                                cache::write(path, &tools);
+                            }
+                            State::Ready { connection: Arc::new(connection), tools: Arc::new(tools) }
+                        }
+                        Err(error) => State::Failed(error),
+                    };
+                    task_slot.settle(state);
+                    drop(unsettled);
+                });
+                Starting { config: server.clone(), slot, remembered, task }
             })
             .collect();
-        McpStartup { tasks, config, settings }
+        McpStartup { servers, config, settings }
     }
 
     /// Waits for every server to be up or to have failed.
     pub async fn finish(self) -> McpServers {
+        self.collect(true).await
+    }
+
+    /// Waits for the servers whose tools are not remembered from an earlier start; the others
+    /// go on starting in the background, their remembered tools offered (see the module docs).
+    pub async fn session(self) -> McpServers {
+        self.collect(false).await
+    }
+
+    async fn collect(self, wait_for_all: bool) -> McpServers {
         let mut servers = McpServers { warnings: self.config.warnings.clone(), ..McpServers::default() };
         let mut names = HashSet::new();
-        for (config, task) in self.tasks {
-            let outcome = task.await.unwrap_or_else(|error| Err(format!("start-up task failed: {error}")));
-            let status = match outcome {
-                Ok((connection, listed)) => {
-                    let connection = Arc::new(connection);
-                    let mut offered = 0;
-                    for tool in listed {
-                        let remote = tool.name.to_string();
-                        match McpTool::new(connection.clone(), tool, self.settings.tool_timeout) {
-                            Ok(tool) if names.insert(tool.name.clone()) => {
-                                offered += 1;
-                                servers.tools.push(tool);
-                            }
-                            Ok(tool) => servers.warnings.push(format!(
-                                "MCP server `{}`: tool `{remote}` left out: its name {} is already taken",
-                                config.name, tool.name
-                            )),
-                            Err(why) => servers.warnings.push(format!(
-                                "MCP server `{}`: tool `{remote}` left out: {why}",
-                                config.name
-                            )),
-                        }
-                    }
-                    servers.connections.push(connection);
-                    ServerStatus::Connected { tools: offered }
-                }
-                Err(error) => {
-                    servers.warnings.push(format!(
-                        "MCP server `{}` failed to start: {error}; its tools are not available",
-                        config.name
-                    ));
-                    ServerStatus::Failed(error)
+        for starting in self.servers {
+            let Starting { config, slot, remembered, task } = starting;
+            let background = !wait_for_all && remembered.is_some();
+            let state = if background { slot.current() } else { slot.settled().await };
+            let listed = match &state {
+                State::Ready { tools, .. } => tools.as_ref().clone(),
+                State::Starting => remembered.unwrap_or_default(),
+                State::Failed(error) => {
+                    servers.warnings.push(failed(&config.name, error));
+                    Vec::new()
                 }
             };
-            servers.reports.push(ServerReport {
-                name: config.name.clone(),
-                scope: config.scope,
-                transport: config.transport.kind(),
-                status,
-            });
+            let known: Vec<String> = listed.iter().map(|tool| tool.name.to_string()).collect();
+            let mut offered = 0;
+            for tool in listed {
+                let remote = tool.name.to_string();
+                match McpTool::new(slot.clone(), tool, self.settings.tool_timeout) {
+                    Ok(tool) if names.insert(tool.name.clone()) => {
+                        offered += 1;
+                        servers.tools.push(tool);
+                    }
+                    Ok(tool) => servers.warnings.push(format!(
+                        "MCP server `{}`: tool `{remote}` left out: its name {} is already taken",
+                        config.name, tool.name
+                    )),
+                    Err(why) => servers
+                        .warnings
+                        .push(format!("MCP server `{}`: tool `{remote}` left out: {why}", config.name)),
+                }
+            }
+            let told = AtomicBool::new(!matches!(state, State::Starting));
+            servers.running.push(Running { config, slot, known, offered, task, told });
         }
         for skipped in &self.config.skipped {
-            servers.reports.push(ServerReport {
+            servers.skipped.push(ServerReport {
                 name: skipped.name.clone(),
                 scope: skipped.scope,
                 transport: "",
@@ -123,39 +168,134 @@ impl McpStartup {
     }
 }
 
+fn failed(server: &str, error: &str) -> String {
+    format!("MCP server `{server}` failed to start: {error}; its tools are not available")
+}
+
+/// A started (or starting) server of the session.
+struct Running {
+    config: ServerConfig,
+    slot: Arc<Slot>,
+    /// Names of the tools the session started with (remembered or listed).
+    known: Vec<String>,
+    /// How many of them are offered.
+    offered: usize,
+    task: JoinHandle<()>,
+    /// Whether its outcome was said (servers waited for are said at start).
+    told: AtomicBool,
+}
+
 /// The started servers of a session and their tools.
 #[derive(Default)]
 pub struct McpServers {
-    connections: Vec<Arc<Connection>>,
+    running: Vec<Running>,
+    skipped: Vec<ServerReport>,
     tools: Vec<McpTool>,
-    reports: Vec<ServerReport>,
     warnings: Vec<String>,
 }
 
 impl std::fmt::Debug for McpServers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("McpServers").field("reports", &self.reports).finish()
+        f.debug_struct("McpServers").field("reports", &self.reports()).finish()
     }
 }
 
 impl McpServers {
-    /// Tools of every connected server, in configuration order.
+    /// Tools of every server, in configuration order: those listed by the servers that are up,
+    /// and the remembered ones of servers still starting.
     pub fn tools(&self) -> &[McpTool] {
         &self.tools
     }
 
-    /// One report per configured server (started, failed, skipped).
-    pub fn reports(&self) -> &[ServerReport] {
-        &self.reports
+    /// One report per configured server (connected, starting, failed, skipped), as things stand.
+    pub fn reports(&self) -> Vec<ServerReport> {
+        let mut reports: Vec<ServerReport> = self
+            .running
+            .iter()
+            .map(|server| ServerReport {
+                name: server.config.name.clone(),
+                scope: server.config.scope,
+                transport: server.config.transport.kind(),
+                status: match server.slot.current() {
+                    State::Ready { .. } => ServerStatus::Connected { tools: server.offered },
+                    State::Starting => ServerStatus::Starting { tools: server.offered },
+                    State::Failed(error) => ServerStatus::Failed(error),
+                },
+            })
+            .collect();
+        reports.extend(self.skipped.iter().cloned());
+        reports
     }
 
-    /// Problems to show the user once: bad configuration, servers that failed, tools left out.
+    /// Problems to show the user once, at start: bad configuration, servers that failed, tools
+    /// left out.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
     }
 
-    /// Ends every server session (stdio servers are terminated with their process group).
-    pub async fn shutdown(&self) {
-        futures::future::join_all(self.connections.iter().map(|connection| connection.shutdown())).await;
+    /// What servers that were still starting at session start turned out to be, each said once:
+    /// one that failed, one whose tools changed since its last start (new tools are offered from
+    /// the next session on; calls of removed ones fail). Empty while they are starting.
+    pub fn late_warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        for server in &self.running {
+            let state = server.slot.current();
+            if matches!(state, State::Starting) || server.told.swap(true, Ordering::SeqCst) {
+                continue;
+            }
+            match state {
+                State::Failed(error) => warnings.push(failed(&server.config.name, &error)),
+                State::Ready { tools, .. } => {
+                    let live: Vec<String> = tools.iter().map(|tool| tool.name.to_string()).collect();
+                    let added: Vec<&str> =
+                        live.iter().filter(|name| !server.known.contains(name)).map(String::as_str).collect();
+                    let gone: Vec<&str> =
+                        server.known.iter().filter(|name| !live.contains(name)).map(String::as_str).collect();
+                    if !added.is_empty() || !gone.is_empty() {
+                        warnings.push(changed(&server.config.name, &added, &gone));
+                    }
+                }
+                State::Starting => {}
+            }
+        }
+        warnings
     }
+
+    /// Ends every server session (stdio servers are terminated with their process group); a
+    /// server still starting is stopped.
+    pub async fn shutdown(&self) {
+        for server in &self.running {
+            server.task.abort();
+        }
+        let connections: Vec<_> = self
+            .running
+            .iter()
+            .filter_map(|server| match server.slot.current() {
+                State::Ready { connection, .. } => Some(connection),
+                State::Starting | State::Failed(_) => None,
+            })
+            .collect();
+        futures::future::join_all(connections.iter().map(|connection| connection.shutdown())).await;
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+fn changed(server: &str, added: &[&str], gone: &[&str]) -> String {
+    let mut parts = Vec::new();
+    if !added.is_empty() {
+        parts.push(format!("new: {}", added.join(", ")));
+    }
+    if !gone.is_empty() {
+        parts.push(format!("gone: {}", gone.join(", ")));
+    }
+    format!(
+        "MCP server `{server}` changed its tools since Lathe last started it ({}); this session offers \
+         the tools it listed then, the new list from the next session on",
+        parts.join("; ")
+    )
 }

@@ -1,10 +1,12 @@
 //! An MCP server's tool as Lathe offers it to the model: `mcp__<server>__<tool>`, the server's
 //! JSON schema, read-only when the server says so, and a call with a time limit and cancel.
 //!
-//! Flow of one call: the server gone? → a clear error (reported to the user once) → arguments
-//! checked against the server's schema → `tools/call` raced against the call's time limit and the
-//! turn's cancellation token (on either, the request future is dropped, which makes rmcp send
-//! `notifications/cancelled`) → the result converted to Lathe content ([`crate::result`]).
+//! Flow of one call: the server still starting? → wait for it (bounded by its start-up limit; a
+//! server that failed to start is a clear error) → the server gone? → a clear error (reported to
+//! the user once) → arguments checked against the server's schema → `tools/call` raced against
+//! the call's time limit and the turn's cancellation token (on either, the request future is
+//! dropped, which makes rmcp send `notifications/cancelled`) → the result converted to Lathe
+//! content ([`crate::result`]).
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -16,6 +18,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::connect::{Connection, first_report};
+use crate::slot::Slot;
 
 /// How often a pending call checks whether its connection has closed.
 const CLOSED_POLL: std::time::Duration = std::time::Duration::from_millis(100);
@@ -58,6 +61,15 @@ pub enum McpCallError {
         /// The limit.
         timeout: Duration,
     },
+    /// The server did not start: it failed, or did not finish starting within its start-up
+    /// limit (a call made while it was starting waited that long). Nothing was sent.
+    #[error("MCP server `{server}` failed to start ({detail}); its tools are unavailable in this session")]
+    NotStarted {
+        /// Server name.
+        server: String,
+        /// Why, with the stderr tail and log path for stdio servers.
+        detail: String,
+    },
     /// The turn was cancelled; the call was cancelled at the server.
     #[error("interrupted")]
     Cancelled,
@@ -88,7 +100,7 @@ pub enum McpCallError {
 /// One tool of a connected server.
 #[derive(Clone)]
 pub struct McpTool {
-    connection: Arc<Connection>,
+    server: Arc<Slot>,
     /// Model-facing name (`mcp__everything__echo`).
     pub name: String,
     /// The name the server knows it by (`echo`).
@@ -111,10 +123,10 @@ impl std::fmt::Debug for McpTool {
 }
 
 impl McpTool {
-    /// Converts a listed tool; the error says why it cannot be offered (its schema is not valid
-    /// JSON Schema).
+    /// Converts a tool `server` listed (now, or at its last start); the error says why it cannot
+    /// be offered (its schema is not valid JSON Schema).
     pub(crate) fn new(
-        connection: Arc<Connection>,
+        server: Arc<Slot>,
         tool: rmcp::model::Tool,
         timeout: Duration,
     ) -> Result<McpTool, String> {
@@ -131,23 +143,23 @@ impl McpTool {
             .as_deref()
             .map(str::to_string)
             .or(tool.title.clone())
-            .unwrap_or_else(|| format!("Tool {} of MCP server {}", tool.name, connection.server));
+            .unwrap_or_else(|| format!("Tool {} of MCP server {}", tool.name, server.name));
         let read_only = tool.annotations.as_ref().and_then(|a| a.read_only_hint).unwrap_or(false);
         Ok(McpTool {
-            name: tool_name(&connection.server, &tool.name),
+            name: tool_name(&server.name, &tool.name),
             remote_name: tool.name.to_string(),
             description,
             input_schema: schema,
             read_only,
             timeout,
-            connection,
+            server,
             validator: Arc::new(OnceLock::new()),
         })
     }
 
     /// The server's name.
     pub fn server(&self) -> &str {
-        &self.connection.server
+        &self.server.name
     }
 
     /// Checks `args` against the server's schema; the error lists each violation with its path.
@@ -170,14 +182,28 @@ impl McpTool {
     }
 
     /// Calls the tool with `args` (an object), within [`McpTool::timeout`], until `cancel` fires.
+    /// A call made while the server is still starting waits for it first (at most its start-up
+    /// limit).
     pub async fn call(&self, args: Value, cancel: &CancellationToken) -> Result<McpOutput, McpCallError> {
         let server = self.server().to_string();
-        if self.connection.is_closed() {
-            return Err(self.gone("the connection is closed"));
+        let (connection, listed) = self.server.ready(cancel).await?;
+        let connection = connection.as_ref();
+        if connection.is_closed() {
+            return Err(gone(connection, "the connection is closed"));
         }
         // Said to be unavailable once: nothing more is sent on its dead session.
-        if self.connection.reported_gone() {
-            return Err(self.gone("it stopped answering earlier in this session"));
+        if connection.reported_gone() {
+            return Err(gone(connection, "it stopped answering earlier in this session"));
+        }
+        // Offered from the list the server gave at its last start, and not in today's.
+        if !listed.iter().any(|tool| tool.name == self.remote_name) {
+            return Err(McpCallError::Failed {
+                server,
+                tool: self.remote_name.clone(),
+                message: "the server does not offer this tool any more (its tool list changed since \
+                          Lathe last started it)"
+                    .into(),
+            });
         }
         self.validate(&args).map_err(McpCallError::InvalidArguments)?;
         let arguments = match args {
@@ -188,20 +214,20 @@ impl McpTool {
             }
         };
         let params = CallToolRequestParams::new(self.remote_name.clone()).with_arguments(arguments);
-        let peer = self.connection.peer.clone();
+        let peer = connection.peer.clone();
         let request = peer.call_tool(params);
         // A transport that fails under a pending request (an HTTP server restarted and refused
         // the old session, a stdio server that died) leaves the request unanswered: the call
         // ends as soon as the connection is seen closed, not at the timeout.
         let closed = async {
-            while !self.connection.is_closed() {
+            while !connection.is_closed() {
                 tokio::time::sleep(CLOSED_POLL).await;
             }
         };
         let outcome = tokio::select! {
             biased;
             () = cancel.cancelled() => return Err(McpCallError::Cancelled),
-            () = closed => return Err(self.gone("the connection closed during the call")),
+            () = closed => return Err(gone(connection, "the connection closed during the call")),
             outcome = tokio::time::timeout(self.timeout, request) => outcome,
         };
         match outcome {
@@ -215,11 +241,11 @@ impl McpTool {
                 message: error.message.to_string(),
             }),
             Ok(Err(error @ (ServiceError::TransportClosed | ServiceError::TransportSend(_)))) => {
-                Err(self.gone(&describe(&error)))
+                Err(gone(connection, &describe(&error)))
             }
             Ok(Err(error)) => {
-                if self.connection.is_closed() {
-                    Err(self.gone(&describe(&error)))
+                if connection.is_closed() {
+                    Err(gone(connection, &describe(&error)))
                 } else {
                     Err(McpCallError::Failed {
                         server,
@@ -230,18 +256,15 @@ impl McpTool {
             }
         }
     }
+}
 
-    fn gone(&self, why: &str) -> McpCallError {
-        let mut detail = why.to_string();
-        if let Some(log) = &self.connection.log_path {
-            detail.push_str(&format!("; its stderr is in {}", log.display()));
-        }
-        McpCallError::ServerGone {
-            server: self.server().to_string(),
-            detail,
-            first: first_report(&self.connection),
-        }
+/// The error for a call that found `connection`'s server gone (`first`: the first to notice).
+fn gone(connection: &Connection, why: &str) -> McpCallError {
+    let mut detail = why.to_string();
+    if let Some(log) = &connection.log_path {
+        detail.push_str(&format!("; its stderr is in {}", log.display()));
     }
+    McpCallError::ServerGone { server: connection.server.clone(), detail, first: first_report(connection) }
 }
 
 /// What went wrong, in words: the innermost cause of `error` (rmcp's wrappers name Rust types,

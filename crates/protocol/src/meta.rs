@@ -148,6 +148,13 @@ pub enum Meta {
         /// `completed`, `failed`, `killed` or `lost` (the session ended before it finished).
         status: String,
     },
+    /// `tool_search` loaded the full schemas of deferred tools: from here on they are offered in
+    /// every request of the session, appended at the end of the tool list in the order first
+    /// loaded (a resumed session rebuilds that list from these items).
+    ToolsLoaded {
+        /// Model-facing tool names (`mcp__server__tool`), in the order loaded.
+        names: Vec<String>,
+    },
     /// A loop started (`/loop`).
     LoopStart(crate::loops::LoopStart),
     /// A tick of the loop ended; the next one is due at its `next_ms`.

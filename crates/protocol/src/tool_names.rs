@@ -35,6 +35,7 @@ pub const TOOL_NAMES: &[ToolNames] = &[
     ToolNames { lathe: "memory", claude: "Memory", aliases: &[] },
     ToolNames { lathe: "exit_plan_mode", claude: "ExitPlanMode", aliases: &[] },
     ToolNames { lathe: "ask_user", claude: "AskUserQuestion", aliases: &[] },
+    ToolNames { lathe: "tool_search", claude: "ToolSearch", aliases: &[] },
 ];
 
 /// The table entry for a name written in any of its spellings (`Bash`, `shell`, `Agent`).

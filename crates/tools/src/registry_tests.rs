@@ -158,3 +158,50 @@ fn retain_keeps_only_the_named_tools_in_order() {
     assert!(registry.get("grep").is_none());
     assert_eq!(registry.specs().len(), 2);
 }
+
+#[test]
+fn deferred_tools_are_left_out_until_loaded_then_come_last_in_load_order() {
+    let mut registry = ToolRegistry::empty();
+    for tool in builtin::all() {
+        if matches!(tool.name(), "grep" | "glob" | "list_dir") {
+            registry.register_deferred(tool);
+        } else {
+            registry.register(tool);
+        }
+    }
+    let offered = ["read_file", "write_file", "edit_file", "shell", "todo_write"];
+    assert_eq!(registry.names(), offered);
+    assert_eq!(registry.deferred_names(), ["grep", "glob", "list_dir"]);
+    assert!(registry.get("glob").is_none());
+    assert_eq!(registry.get_deferred("glob").map(|tool| tool.name().to_string()).as_deref(), Some("glob"));
+    let before = registry.specs();
+
+    assert!(registry.load("list_dir"));
+    assert!(registry.load("grep"));
+    assert!(!registry.load("grep"), "a second load changes nothing");
+    assert!(!registry.load("read_file") && !registry.load("no_such_tool"));
+    assert_eq!(
+        registry.names(),
+        ["read_file", "write_file", "edit_file", "shell", "todo_write", "list_dir", "grep"]
+    );
+    assert_eq!(registry.deferred_names(), ["glob"]);
+    let after = registry.specs();
+    assert_eq!(after[..before.len()], before[..], "the tools offered before are unchanged");
+    assert_eq!(after[before.len()].name, "list_dir");
+    assert!(registry.get("grep").is_some() && registry.get_deferred("grep").is_none());
+    assert_eq!(registry.deferred_specs().iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["glob"]);
+}
+
+#[test]
+fn map_and_retain_keep_what_is_deferred() {
+    let mut registry = ToolRegistry::empty();
+    for tool in builtin::all() {
+        if tool.name() == "grep" { registry.register_deferred(tool) } else { registry.register(tool) }
+    }
+    let mapped = registry.map(|tool| tool);
+    assert_eq!(mapped.names(), registry.names());
+    assert_eq!(mapped.deferred_names(), ["grep"]);
+    registry.retain(|name| matches!(name, "shell" | "grep"));
+    assert_eq!(registry.names(), ["shell"]);
+    assert_eq!(registry.deferred_names(), ["grep"]);
+}

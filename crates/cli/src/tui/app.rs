@@ -281,6 +281,11 @@ impl App {
                     self.exit = self.quitting.map(|(code, _)| code);
                     return;
                 }
+                // Servers still starting when the session began settle later: `/mcp` shows them
+                // as they are now.
+                if let Some(session) = &self.session {
+                    self.state.session.mcp_servers = crate::mcp::lines(&session.mcp.reports());
+                }
                 self.state.on_key(key, now)
             }
             Event::Paste(text) => {

@@ -17,6 +17,7 @@ mod headless;
 mod hooks;
 mod kill;
 mod mcp;
+mod mcp_deferred;
 mod memory;
 mod msrv;
 mod permissions;

@@ -88,19 +88,25 @@ pub struct Agent {
     evaluator_model: Option<String>,
     /// The session's background sub-agents and the fork slot (a session's own agent only).
     background: Option<self::background::Background>,
+    /// The session's MCP servers, for what the ones starting in the background turn out to be.
+    mcp: Option<Arc<crate::mcp::McpServers>>,
 }
 
 impl Agent {
     /// A new agent. `ledger` is empty for a new session or the loaded items of a resumed one.
+    /// With deferred tools in `tools`, `system` gets their listing and `tools` gets
+    /// `tool_search` ([`crate::tool_search`]); the tools `ledger` records as loaded are offered.
     pub fn new(
         provider: Arc<dyn Provider>,
-        tools: ToolRegistry,
+        mut tools: ToolRegistry,
         ctx: ToolContext,
-        system: Vec<SystemBlock>,
+        mut system: Vec<SystemBlock>,
         ledger: Vec<LedgerItem>,
         session: Option<SessionWriter>,
         settings: AgentSettings,
     ) -> Agent {
+        crate::tool_search::install(&mut tools, &mut system);
+        load_recorded(&mut tools, &ledger);
         let policy = Arc::new(Policy::with_mode(settings.permission_mode, &ctx.workspace));
         let budget = Budget::new(settings.model_info.context_window, settings.max_output_tokens);
         let context = ContextManager::new(budget, settings.context, &system, &tools.specs(), &ledger);
@@ -131,7 +137,15 @@ impl Agent {
             memory: None,
             evaluator_model: None,
             background: None,
+            mcp: None,
         }
+    }
+
+    /// Tells the user, with the other warnings, what MCP servers still starting when the session
+    /// began turn out to be (failed, tools changed: [`crate::mcp::McpServers::late_warnings`]).
+    pub fn with_mcp(mut self, servers: Arc<crate::mcp::McpServers>) -> Agent {
+        self.mcp = Some(servers);
+        self
     }
 
     /// Sends a goal's evaluator requests to `model` at the session's provider instead of the
@@ -239,9 +253,21 @@ impl Agent {
     /// Appends an item to the ledger and the session file (handed to the OS before returning).
     /// When the file cannot be written, the session stops being saved and a warning says so; the
     /// ledger in memory goes on.
+    /// A [`Meta::ToolsLoaded`] item also offers those tools from the next request on.
     pub fn append(&mut self, item: LedgerItem) {
+        let loads = match &item {
+            LedgerItem::Meta(Meta::ToolsLoaded { names }) => names.clone(),
+            _ => Vec::new(),
+        };
         self.transcript.append(item);
         self.context.sync(self.transcript.items());
+        let mut loaded = false;
+        for name in &loads {
+            loaded |= self.tools.load(name);
+        }
+        if loaded {
+            self.context.set_fixed(&self.system, &self.tools.specs());
+        }
     }
 
     /// How full the context window is: the next request's size, the window, the largest items.
@@ -259,6 +285,9 @@ impl Agent {
 
     /// Sends the warnings collected since the last call.
     pub fn send_warnings(&mut self, events: &mpsc::UnboundedSender<AgentEvent>) {
+        for warning in self.mcp.iter().flat_map(|servers| servers.late_warnings()) {
+            self.transcript.warn(warning);
+        }
         self.transcript.send_warnings(events);
     }
 
@@ -347,6 +376,17 @@ impl Agent {
             }
             StopCause::Budget { detail } => StopCause::Budget { detail: format!("{detail}{note}") },
             other => other,
+        }
+    }
+}
+
+/// Offers the deferred tools of `tools` that `ledger` records as loaded, in the order loaded.
+pub(crate) fn load_recorded(tools: &mut ToolRegistry, ledger: &[LedgerItem]) {
+    for item in ledger {
+        if let LedgerItem::Meta(Meta::ToolsLoaded { names }) = item {
+            for name in names {
+                tools.load(name);
+            }
         }
     }
 }

@@ -35,7 +35,9 @@ impl Agent {
 
     /// Offers `tools` from the next request on (a command's `allowed-tools` for its turn); returns
     /// the tools it replaces.
-    pub fn replace_tools(&mut self, tools: lathe_tools::ToolRegistry) -> lathe_tools::ToolRegistry {
+    /// The deferred tools the ledger records as loaded are offered by `tools` too.
+    pub fn replace_tools(&mut self, mut tools: lathe_tools::ToolRegistry) -> lathe_tools::ToolRegistry {
+        super::load_recorded(&mut tools, self.transcript.items());
         std::mem::replace(&mut self.tools, tools)
     }
 

@@ -125,6 +125,13 @@ impl ContextManager {
         manager
     }
 
+    /// Counts `system` and `tools` as the fixed part of every request from now on (tools were
+    /// added to the list: deferred ones loaded).
+    pub fn set_fixed(&mut self, system: &[SystemBlock], tools: &[ToolSpec]) {
+        self.fixed = budget::system_tokens(system) + budget::tools_tokens(tools);
+        self.fixed_parts = fixed::FixedParts::of(system, tools);
+    }
+
     /// The thresholds.
     pub fn budget(&self) -> &Budget {
         &self.budget

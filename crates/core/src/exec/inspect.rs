@@ -205,6 +205,12 @@ impl Inspector for Known {
             if call.tool.is_some() {
                 return Ok(());
             }
+            if env.tools().get_deferred(&call.call.name).is_some() {
+                return Err(Refused::failed(
+                    "not run: deferred tool not loaded",
+                    crate::tool_search::not_loaded(&call.call.name),
+                ));
+            }
             Err(Refused::failed(
                 "not run: unknown tool",
                 format!(

@@ -101,6 +101,9 @@ pub struct SessionHandle {
     /// The session's background jobs (`shell` with `run_in_background`), for `/jobs`; every one
     /// still running is stopped when the session ends.
     pub jobs: Arc<JobTable>,
+    /// The session's MCP servers: their status as it stands (a server still starting when the
+    /// session began becomes connected or failed; `/mcp`).
+    pub mcp: Arc<crate::mcp::McpServers>,
 }
 
 /// Builds a session from a front end's flags.
@@ -142,7 +145,8 @@ impl SessionBuilder {
             tokio::task::spawn_blocking(move || SessionMemory::open(&home, &workspace, memory_mode, ""))
         };
         // MCP servers start now, in the background, while the session file and the system prompt
-        // are prepared; their tools are collected just before the agent is built.
+        // are prepared; their tools are collected just before the agent is built (waiting only
+        // for servers whose tool list is not remembered from an earlier start).
         let mcp = crate::mcp::start(&home, &config.workspace, &self.flags.mcp_config, &config.layer)
             .map_err(|error| StartError::Usage(error.to_string()))?;
         let workspace_name = config.workspace.display().to_string();
@@ -185,9 +189,9 @@ impl SessionBuilder {
         }
         let session_file = opened.writer.as_ref().map(|writer| writer.path().to_path_buf());
         let mut tools = ToolRegistry::builtin();
-        let mcp = mcp.finish().await;
+        let mcp = Arc::new(mcp.session().await);
         // The shell tool's description states the sandbox its commands run in (which waits for
-        // the backend probe, started with the session and done by now, as the MCP servers were).
+        // the backend probe, started with the session and done by now).
         tools.register(Arc::new(lathe_tools::builtin::Shell::in_sandbox(ctx.sandbox.as_deref())));
         tracing::debug!("MCP servers ready");
         warnings.extend(mcp.warnings().iter().cloned());
@@ -315,7 +319,8 @@ impl SessionBuilder {
                 .with_background(background, fork)
                 .with_hooks(hooks)
                 .with_reviewer(reviewer, true)
-                .with_evaluator_model(config.layer.goal.evaluator_model.clone());
+                .with_evaluator_model(config.layer.goal.evaluator_model.clone())
+                .with_mcp(mcp.clone());
         if let Some(memory) = memory {
             agent = agent.with_memory(memory);
         }
@@ -341,7 +346,7 @@ impl SessionBuilder {
             provider: resolved.label.clone(),
             workspace: config.workspace.clone(),
             session_file,
-            mcp_servers: mcp.reports().to_vec(),
+            mcp_servers: mcp.reports(),
             sandbox,
         };
         if let Some(approver) = &approver {
@@ -364,12 +369,13 @@ impl SessionBuilder {
         }
         agent.send_warnings(&events);
         let _ = events.send(AgentEvent::Commands { commands });
-        let runner = runner::Runner::new(agent, config, approver, mode_sender, events, op_receiver, mcp)
-            .with_skills(skills, gate)
-            .with_plans(plans)
-            .with_questions(questions);
+        let runner =
+            runner::Runner::new(agent, config, approver, mode_sender, events, op_receiver, mcp.clone())
+                .with_skills(skills, gate)
+                .with_plans(plans)
+                .with_questions(questions);
         let task = tokio::spawn(runner.run());
-        Ok(SessionHandle { ops, events: receiver, info, task, jobs })
+        Ok(SessionHandle { ops, events: receiver, info, task, jobs, mcp })
     }
 }
 

@@ -60,7 +60,7 @@ pub(crate) struct Runner {
     queued: VecDeque<AgentOp>,
     skills: Arc<SkillSet>,
     gate: Arc<ToolGate>,
-    mcp: lathe_mcp::McpServers,
+    mcp: Arc<lathe_mcp::McpServers>,
     /// The user's own commands.
     commands: UserCommands,
     /// The goal the next user input works toward ([`AgentOp::SetGoal`]).
@@ -83,7 +83,7 @@ impl Runner {
         modes: watch::Sender<PermissionMode>,
         events: mpsc::UnboundedSender<AgentEvent>,
         ops: mpsc::UnboundedReceiver<AgentOp>,
-        mcp: lathe_mcp::McpServers,
+        mcp: Arc<lathe_mcp::McpServers>,
     ) -> Runner {
         Runner {
             agent,

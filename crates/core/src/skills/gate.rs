@@ -79,16 +79,13 @@ impl ToolGate {
 
     /// `tools` with every tool but `skill` behind this gate.
     pub fn wrap(self: &Arc<Self>, tools: &ToolRegistry) -> ToolRegistry {
-        let mut gated = ToolRegistry::empty();
-        for name in tools.names() {
-            let Some(tool) = tools.get(&name) else { continue };
-            if name == "skill" {
-                gated.register(tool);
+        tools.map(|tool| {
+            if tool.name() == "skill" {
+                tool
             } else {
-                gated.register(Arc::new(GatedTool { inner: tool, gate: self.clone() }));
+                Arc::new(GatedTool { inner: tool, gate: self.clone() })
             }
-        }
-        gated
+        })
     }
 }
 

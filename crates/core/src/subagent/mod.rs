@@ -120,6 +120,15 @@ impl AgentDef {
                         tools.register(tool);
                     }
                 }
+                // Deferred tools stay deferred: the sub-agent loads what it needs with its own
+                // `tool_search`.
+                for name in parent.deferred_names() {
+                    let Some(tool) = parent.get_deferred(&name) else { continue };
+                    let read_only = tool.effect(&serde_json::json!({})) == Effect::ReadOnly;
+                    if self.tools == ToolChoice::Inherit || read_only {
+                        tools.register_deferred(tool);
+                    }
+                }
             }
             ToolChoice::Named(names) => {
                 let owner = match &self.file {

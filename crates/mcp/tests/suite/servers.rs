@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use lathe_mcp::{McpCallError, McpTool, ServerStatus, Transport};
+use lathe_mcp::{McpCallError, McpConfig, McpStartup, McpTool, ServerStatus, Transport};
 use lathe_protocol::Content;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -224,5 +224,68 @@ async fn a_restarted_http_server_answers_the_next_call_in_a_new_session() {
     let answer = echo.call(json!({"message": "two"}), &cancel).await.expect("the call after the restart");
     assert_eq!(answer.content, vec![Content::text("Echo: two")]);
     assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    servers.shutdown().await;
+}
+
+/// The odd server, started a second late.
+fn slow_odd_server() -> Transport {
+    let Transport::Stdio { command, args, env } = odd_server(&[]) else { unreachable!("stdio") };
+    Transport::Stdio {
+        command: "sh".into(),
+        args: vec!["-c".into(), format!("sleep 1; exec {command} {}", args.join(" "))],
+        env,
+    }
+}
+
+#[tokio::test]
+async fn a_server_with_a_remembered_tool_list_starts_in_the_background_and_calls_wait_for_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut settings = settings(dir.path());
+    settings.cache_dir = Some(dir.path().join("cache"));
+    let config = || McpConfig { servers: vec![server("odd", slow_odd_server())], ..McpConfig::default() };
+
+    // Never started before: waited for, and its list remembered.
+    let first = McpStartup::start(config(), settings.clone()).session().await;
+    assert!(matches!(first.reports()[0].status, ServerStatus::Connected { tools: 2 }), "{first:?}");
+    first.shutdown().await;
+    let saved: Vec<_> = std::fs::read_dir(dir.path().join("cache")).expect("cache").flatten().collect();
+    assert_eq!(saved.len(), 1);
+
+    // Remembered, with a tool the server no longer has: offered at once while the server starts.
+    let path = saved[0].path();
+    let mut listing: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("json");
+    listing["tools"]
+        .as_array_mut()
+        .expect("tools")
+        .push(json!({"name": "vanished", "inputSchema": {"type": "object"}}));
+    std::fs::write(&path, listing.to_string()).expect("write");
+    let servers = McpStartup::start(config(), settings.clone()).session().await;
+    assert!(matches!(servers.reports()[0].status, ServerStatus::Starting { tools: 3 }), "{servers:?}");
+    assert!(servers.warnings().iter().all(|w| w.contains("`broken` left out")), "{:?}", servers.warnings());
+    assert_eq!(servers.late_warnings(), Vec::<String>::new(), "nothing to say while it starts");
+    let cancel = CancellationToken::new();
+    let out =
+        tool(servers.tools(), "mcp__odd__good").call(json!({"text": "waited"}), &cancel).await.expect("good");
+    assert_eq!(out.content, vec![Content::text("good: waited")]);
+    assert!(matches!(servers.reports()[0].status, ServerStatus::Connected { tools: 3 }));
+    let gone = tool(servers.tools(), "mcp__odd__vanished").call(json!({}), &cancel).await.unwrap_err();
+    assert!(gone.to_string().contains("does not offer this tool any more"), "{gone}");
+    let late = servers.late_warnings();
+    assert_eq!(late.len(), 1, "{late:?}");
+    assert!(late[0].contains("`odd` changed its tools") && late[0].contains("gone: vanished"), "{late:?}");
+    assert_eq!(servers.late_warnings(), Vec::<String>::new(), "said once");
+    servers.shutdown().await;
+
+    // Remembered, but it never comes up: a call fails once the start-up limit has passed.
+    settings.startup_timeout = Duration::from_millis(300);
+    let servers = McpStartup::start(config(), settings).session().await;
+    let error =
+        tool(servers.tools(), "mcp__odd__good").call(json!({"text": "x"}), &cancel).await.unwrap_err();
+    assert!(
+        matches!(&error, McpCallError::NotStarted { detail, .. } if detail.contains("did not finish starting within 300 ms")),
+        "{error:?}"
+    );
+    assert!(servers.late_warnings()[0].contains("`odd` failed to start"));
     servers.shutdown().await;
 }

@@ -55,6 +55,7 @@ pub fn settings(dir: &std::path::Path) -> McpSettings {
         tool_timeout: Duration::from_secs(20),
         log_dir: dir.join("logs"),
         cwd: dir.to_path_buf(),
+        cache_dir: None,
     }
 }
 
