@@ -23,8 +23,8 @@ impl std::fmt::Debug for ToolRegistry {
 }
 
 impl ToolRegistry {
-    /// The eight built-in tools: `read_file`, `write_file`, `edit_file`, `grep`, `glob`,
-    /// `list_dir`, `shell`, `todo_write`.
+    /// The nine built-in tools: `read_file`, `write_file`, `edit_file`, `grep`, `glob`,
+    /// `list_dir`, `shell`, `todo_write`, `web_fetch`.
     pub fn builtin() -> ToolRegistry {
         let mut registry = ToolRegistry::empty();
         for tool in builtin::all() {

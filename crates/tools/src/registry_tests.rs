@@ -20,16 +20,29 @@ fn keys_anywhere(value: &Value, found: &mut Vec<String>) {
 }
 
 #[test]
-fn builtin_registry_offers_exactly_the_eight_tools_in_order() {
+fn builtin_registry_offers_exactly_the_nine_tools_in_order() {
     let registry = ToolRegistry::builtin();
     assert_eq!(
         registry.names(),
-        ["read_file", "write_file", "edit_file", "grep", "glob", "list_dir", "shell", "todo_write"]
+        [
+            "read_file",
+            "write_file",
+            "edit_file",
+            "grep",
+            "glob",
+            "list_dir",
+            "shell",
+            "todo_write",
+            "web_fetch"
+        ]
     );
     let effects: Vec<Effect> =
         registry.names().iter().map(|n| registry.get(n).unwrap().effect(&json!({}))).collect();
-    use Effect::{Mutating, ReadOnly};
-    assert_eq!(effects, [ReadOnly, Mutating, Mutating, ReadOnly, ReadOnly, ReadOnly, Mutating, ReadOnly]);
+    use Effect::{Mutating, Network, ReadOnly};
+    assert_eq!(
+        effects,
+        [ReadOnly, Mutating, Mutating, ReadOnly, ReadOnly, ReadOnly, Mutating, ReadOnly, Network]
+    );
     assert!(registry.get("no_such_tool").is_none());
     assert!(ToolRegistry::empty().names().is_empty());
 }
@@ -40,6 +53,10 @@ fn specs_are_compact_and_self_contained() {
     let total = serde_json::to_string(&specs).unwrap().len();
     assert!(total <= 8 * 1024, "all specs take {total} bytes of JSON");
     for spec in &specs {
+        let size = serde_json::to_string(spec).unwrap().len();
+        if spec.name == "web_fetch" {
+            assert!(size <= 500, "web_fetch's spec takes {size} bytes of JSON");
+        }
         let mut keys = Vec::new();
         keys_anywhere(&spec.input_schema, &mut keys);
         for banned in ["$schema", "title", "$ref", "$defs", "format"] {
@@ -79,6 +96,7 @@ fn model_facing_parameters_match_the_contract() {
     assert_eq!(params("list_dir"), (s(&["path", "depth", "include_ignored"]), s(&["path"])));
     assert_eq!(params("shell"), (s(&["command", "timeout_ms", "workdir"]), s(&["command"])));
     assert_eq!(params("todo_write"), (s(&["items"]), s(&["items"])));
+    assert_eq!(params("web_fetch"), (s(&["url", "max_bytes"]), s(&["url"])));
 }
 
 #[tokio::test]
@@ -114,6 +132,7 @@ fn summaries_name_the_path_command_or_pattern() {
     assert_eq!(summary("read_file", json!({"path": "src/lib.rs"})), "src/lib.rs");
     assert_eq!(summary("shell", json!({"command": "cargo test"})), "cargo test");
     assert_eq!(summary("grep", json!({"pattern": "fn main", "path": "src"})), "fn main in src");
+    assert_eq!(summary("web_fetch", json!({"url": "https://docs.rs/tokio"})), "https://docs.rs/tokio");
 }
 
 #[test]

@@ -18,6 +18,7 @@ pub mod shell;
 pub mod shell_env;
 pub mod todo;
 mod walk;
+pub mod web_fetch;
 pub mod write;
 
 use std::io::Read;
@@ -37,9 +38,10 @@ pub use read::ReadFile;
 pub use shell::Shell;
 pub use todo::TodoWrite;
 pub use walk::{DirEntryName, dir_entries};
+pub use web_fetch::WebFetch;
 pub use write::{CreateFile, WriteFile, counted_diff, unified_diff};
 
-/// The eight built-in tools, in the order their specs are sent.
+/// The nine built-in tools, in the order their specs are sent.
 pub fn all() -> Vec<Arc<dyn DynTool>> {
     vec![
         Arc::new(ReadFile),
@@ -50,6 +52,7 @@ pub fn all() -> Vec<Arc<dyn DynTool>> {
         Arc::new(ListDir),
         Arc::new(Shell::default()),
         Arc::new(TodoWrite),
+        Arc::new(WebFetch),
     ]
 }
 
