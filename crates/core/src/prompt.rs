@@ -68,9 +68,10 @@ Result:      1\tprint(\"Hello, Wrold\")
 
 /// The tools the local model is not offered: a short set keeps the system turn small in its
 /// 8 192-token window (`glob` and `list_dir` are covered by `shell` and `grep`, a small task needs no
-/// todo list, and a sub-agent would share the same small model). It keeps `read_file`,
-/// `write_file`, `edit_file`, `grep`, `shell`, and any MCP tool or skill the user configured.
-pub const LOCAL_DROPPED_TOOLS: [&str; 4] = ["glob", "list_dir", "todo_write", "task"];
+/// todo list, a sub-agent would share the same small model, and a web page would fill the window
+/// and is no source a 1.5B model weighs well). It keeps `read_file`, `write_file`, `edit_file`,
+/// `grep`, `shell`, and any MCP tool or skill the user configured.
+pub const LOCAL_DROPPED_TOOLS: [&str; 5] = ["glob", "list_dir", "todo_write", "task", "web_fetch"];
 
 /// The prompt of a session, gathered once when it starts.
 #[derive(Debug, Clone, Default)]
