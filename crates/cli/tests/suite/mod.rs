@@ -27,3 +27,4 @@ mod sessions;
 pub mod support;
 mod tmux;
 mod tui;
+mod web_fetch;
