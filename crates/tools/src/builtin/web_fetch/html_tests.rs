@@ -1,3 +1,5 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use pretty_assertions::assert_eq;
 use url::Url;
 

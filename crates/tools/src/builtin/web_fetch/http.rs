@@ -66,20 +66,21 @@ pub async fn fetch(url: Url, policy: &Policy, download_limit: usize) -> Result<F
             .map_err(|e| ToolError::Failed(format!("web_fetch: {url}: {}", describe(&e))))?;
         let status = response.status();
         let location = response.headers().get(LOCATION).and_then(|v| v.to_str().ok());
-        if status.is_redirection() && status != reqwest::StatusCode::NOT_MODIFIED {
-            if let Some(location) = location {
-                let next = url.join(location).map_err(|e| {
-                    ToolError::Failed(format!("web_fetch: {url} redirects to `{location}`, not a URL: {e}"))
-                })?;
-                if hop == MAX_REDIRECTS {
-                    return Err(ToolError::Failed(format!(
-                        "web_fetch: stopped after {MAX_REDIRECTS} redirects ({url} redirects to {next})"
-                    )));
-                }
-                from = Some(url);
-                url = next;
-                continue;
+        if status.is_redirection()
+            && status != reqwest::StatusCode::NOT_MODIFIED
+            && let Some(location) = location
+        {
+            let next = url.join(location).map_err(|e| {
+                ToolError::Failed(format!("web_fetch: {url} redirects to `{location}`, not a URL: {e}"))
+            })?;
+            if hop == MAX_REDIRECTS {
+                return Err(ToolError::Failed(format!(
+                    "web_fetch: stopped after {MAX_REDIRECTS} redirects ({url} redirects to {next})"
+                )));
             }
+            from = Some(url);
+            url = next;
+            continue;
         }
         return read(url, response, download_limit).await;
     }
