@@ -6,9 +6,10 @@
 //!   wait for the results of the calls that ran.
 //! - **Repeated calls:** the same tool with the same arguments (the JSON text) runs at most
 //!   [`REPEATS_ALLOWED`] times in a run, whatever the outcomes; from the next occurrence on it is
-//!   refused with a result saying its result is already above. A *different* mutating call (effect
-//!   not [`Effect::ReadOnly`](lathe_policy::Effect)) that succeeds resets the count of every other
-//!   call, so `cargo test`, edit, `cargo test`, edit, `cargo test` is fine, while
+//!   refused with a result saying its result is already above. A *different* mutating call
+//!   ([`Effect::Mutating`](lathe_policy::Effect): not a read, not a fetch) that succeeds resets
+//!   the count of every other call, so `cargo test`, edit, `cargo test`, edit, `cargo test` is
+//!   fine, while
 //!   `echo Hello > greet.py` sent again and again is refused from the third time.
 //! - **Stop:** [`REFUSAL_LIMIT`] refused repeats in a run end it as no progress
 //!   ([`CallGuard::stalled`]); the calls after that point are answered, not run.

@@ -69,10 +69,11 @@ Result:      1\tprint(\"Hello, Wrold\")
 /// The tools the local model is not offered: a short set keeps the system turn small in its
 /// 8 192-token window (`glob` and `list_dir` are covered by `shell` and `grep`, a small task needs no
 /// todo list, a sub-agent would share the same small model, background jobs are more than a small
-/// model follows (its `shell` runs in the foreground only), and a small model asks the user instead
-/// of looking). It keeps `read_file`, `write_file`, `edit_file`, `grep`, `shell`, and any MCP tool
-/// or skill the user configured.
-pub const LOCAL_DROPPED_TOOLS: [&str; 9] = [
+/// model follows (its `shell` runs in the foreground only), a small model asks the user instead of
+/// looking, and a web page would fill the window and is no source a 1.5B model weighs well). It
+/// keeps `read_file`, `write_file`, `edit_file`, `grep`, `shell`, and any MCP tool or skill the
+/// user configured.
+pub const LOCAL_DROPPED_TOOLS: [&str; 10] = [
     "glob",
     "list_dir",
     "shell_output",
@@ -82,6 +83,7 @@ pub const LOCAL_DROPPED_TOOLS: [&str; 9] = [
     "task_output",
     "task_kill",
     "ask_user",
+    "web_fetch",
 ];
 
 /// The prompt of a session, gathered once when it starts.

@@ -1,6 +1,6 @@
-//! Lathe's tools: the contract every tool follows, the registry the agent loop uses, and the ten
+//! Lathe's tools: the contract every tool follows, the registry the agent loop uses, and the eleven
 //! built-in tools (`read_file`, `write_file`, `edit_file`, `grep`, `glob`, `list_dir`, `shell` and
-//! its background jobs' `shell_output` and `shell_kill`, `todo_write`).
+//! its background jobs' `shell_output` and `shell_kill`, `todo_write`, `web_fetch`).
 //!
 //! # The contract
 //! A tool implements [`Tool`]: a model-facing name and description, an `Args` type from which the

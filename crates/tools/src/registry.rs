@@ -31,8 +31,8 @@ impl std::fmt::Debug for ToolRegistry {
 }
 
 impl ToolRegistry {
-    /// The ten built-in tools: `read_file`, `write_file`, `edit_file`, `grep`, `glob`,
-    /// `list_dir`, `shell`, `shell_output`, `shell_kill`, `todo_write`.
+    /// The eleven built-in tools: `read_file`, `write_file`, `edit_file`, `grep`, `glob`,
+    /// `list_dir`, `shell`, `shell_output`, `shell_kill`, `todo_write`, `web_fetch`.
     pub fn builtin() -> ToolRegistry {
         let mut registry = ToolRegistry::empty();
         for tool in builtin::all() {

@@ -560,3 +560,18 @@ fn permission_dialog_shows_the_tools_preview_or_else_the_arguments() {
     assert!(text.contains("Use mcp__db__drop?"), "{text}");
     assert!(text.contains("\"table\": \"users\""), "{text}");
 }
+
+#[test]
+fn permission_dialog_for_a_fetch_offers_the_domain_rule() {
+    let mut screen = Screen::new(70, 12);
+    prompt(&mut screen, "read the tokio docs");
+    let fetch = call("f1", "web_fetch", json!({"url": "https://docs.rs/tokio/latest/tokio/"}));
+    screen.event(started(fetch.clone()));
+    screen.event(AgentEvent::PermissionRequest {
+        preview: preview_of(&fetch),
+        call: fetch,
+        reason: "fetches https://docs.rs/tokio/latest/tokio/".into(),
+        suggestion: Some("WebFetch(domain:docs.rs)".into()),
+    });
+    insta::assert_snapshot!("permission_dialog_fetch", screen.text());
+}

@@ -31,3 +31,4 @@ mod subagents_background;
 pub mod support;
 mod tmux;
 mod tui;
+mod web_fetch;

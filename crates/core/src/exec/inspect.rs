@@ -241,8 +241,12 @@ impl Inspector for Arguments {
                     call.access = Some(access);
                     // The tool's own preconditions: a call that would fail is answered now,
                     // before a hook or the user is asked about it.
-                    tool.precheck(&call.call.arguments, env.tool_ctx()).map_err(|error| {
-                        Refused::failed("not run: its own precondition failed", error.to_string())
+                    tool.precheck(&call.call.arguments, env.tool_ctx()).map_err(|error| match error {
+                        // A refusal (web_fetch of a loopback address) is a denial, as its run's would be.
+                        ToolError::Refused(reason) => {
+                            Refused::denied(format!("deny ({reason})"), format!("error: {reason}"))
+                        }
+                        error => Refused::failed("not run: its own precondition failed", error.to_string()),
                     })
                 }
                 Err(ToolError::Refused(reason)) => {

@@ -15,9 +15,9 @@
 //! Before any of that, the run's [`CallGuard`] may refuse a call (too many calls in one response,
 //! a call repeated too often); a refused call is answered with why, not run.
 //!
-//! Scheduling: calls are grouped in model order into batches; consecutive read-only calls form one
-//! batch and run concurrently, every other call is a batch of its own. Results are returned in model
-//! order whatever order they finished in.
+//! Scheduling: calls are grouped in model order into batches; consecutive read-only and network
+//! calls (`web_fetch`) form one batch and run concurrently, every other call is a batch of its own.
+//! Results are returned in model order whatever order they finished in.
 
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -115,7 +115,7 @@ impl Executor<'_> {
             }))
             .await;
             for (call, executed) in batch.iter().zip(&done) {
-                guard.ran(call, self.effect_of(call) != Effect::ReadOnly, &executed.result);
+                guard.ran(call, self.effect_of(call) == Effect::Mutating, &executed.result);
             }
             results.extend(done);
         }
@@ -180,13 +180,16 @@ impl Executor<'_> {
         }
     }
 
+    /// Consecutive calls that change nothing locally (read-only and network calls) form one
+    /// batch; every other call is a batch of its own.
     fn batches<'c>(&self, calls: &'c [ToolCall]) -> Vec<&'c [ToolCall]> {
+        let concurrent = |call: &ToolCall| self.effect_of(call) != Effect::Mutating;
         let mut batches = Vec::new();
         let mut start = 0;
         while start < calls.len() {
             let mut end = start + 1;
-            if self.effect_of(&calls[start]) == Effect::ReadOnly {
-                while end < calls.len() && self.effect_of(&calls[end]) == Effect::ReadOnly {
+            if concurrent(&calls[start]) {
+                while end < calls.len() && concurrent(&calls[end]) {
                     end += 1;
                 }
             }

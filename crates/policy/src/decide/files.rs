@@ -151,7 +151,19 @@ impl Ctx<'_> {
         (!too_broad(&rule)).then_some(rule)
     }
 
+    /// A fetch from `url`'s host: deny, ask and allow `WebFetch(domain:…)` rules, then the mode as
+    /// for anything that is not an edit (`accept-edits` asks too). A decision that does not allow
+    /// says what the sandbox lets shell commands reach ([`super::Policy::network_note`]), so the
+    /// model knows whether a command could fetch it instead.
     pub(super) fn fetch(&self, url: &str) -> Decision {
+        let mut decision = self.fetch_rules(url);
+        if decision.verdict != super::Verdict::Allow {
+            decision.reason = format!("{} ({})", decision.reason, self.policy.network_note());
+        }
+        decision
+    }
+
+    fn fetch_rules(&self, url: &str) -> Decision {
         let host = url_host(url);
         if let Some(rule) = self.rules.find(RuleKind::Deny, |rule| rule.matches_domain(&host)) {
             return Decision::deny(rule.to_string(), format!("fetching from {host} is denied by the {rule}"));
@@ -250,8 +262,34 @@ impl Ctx<'_> {
     }
 }
 
-/// The host of `url`, lower-cased, without user info and port (`https://u@Docs.rs:443/x` → `docs.rs`).
+/// The host of `url`, lower-cased, without user info and port (`https://u@Docs.rs:443/x` → `docs.rs`);
+/// an IPv6 address keeps its brackets (`http://[::1]:8080/` → `[::1]`), as URL parsers write it.
 pub(crate) fn url_host(url: &str) -> String {
-    let host = url.split("://").nth(1).unwrap_or(url).split(['/', '?', '#']).next().unwrap_or("");
-    host.rsplit('@').next().unwrap_or(host).split(':').next().unwrap_or(host).to_ascii_lowercase()
+    let authority = url.split("://").nth(1).unwrap_or(url).split(['/', '?', '#', '\\']).next().unwrap_or("");
+    let host_port = authority.rsplit('@').next().unwrap_or(authority);
+    let host = match host_port.find(']') {
+        Some(end) if host_port.starts_with('[') => &host_port[..=end],
+        _ => host_port.split(':').next().unwrap_or(host_port),
+    };
+    host.to_ascii_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::url_host;
+
+    #[test]
+    fn hosts_of_urls() {
+        for (url, host) in [
+            ("https://u@Docs.rs:443/x", "docs.rs"),
+            ("https://docs.rs", "docs.rs"),
+            ("http://127.0.0.1:8080/a?b#c", "127.0.0.1"),
+            ("http://[::1]:8080/", "[::1]"),
+            ("http://[::ffff:7f00:1]/", "[::ffff:7f00:1]"),
+            ("http://user:pw@[fe80::1]/", "[fe80::1]"),
+            ("https://example.com?q=1", "example.com"),
+        ] {
+            assert_eq!(url_host(url), host, "{url}");
+        }
+    }
 }

@@ -293,6 +293,39 @@ impl Policy {
         }
     }
 
+    /// The allow rule that names exactly `host` ([`Rule::names_host`]: `WebFetch(domain:10.0.0.5)`,
+    /// no wildcard, not a bare `WebFetch`), when one does and no deny rule covers the host: what
+    /// lets `web_fetch` reach a loopback, private or link-local address (no mode does, bypass
+    /// included). `host` is written as in a URL (`127.0.0.1`, `[::1]`, `intranet.local`).
+    pub fn fetch_host_rule(&self, host: &str) -> Option<String> {
+        let rules = match self.rules.read() {
+            Ok(rules) => rules,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if rules
+            .find(RuleKind::Deny, |rule| rule.matches_domain(host) || rule.matches_tool("web_fetch"))
+            .is_some()
+        {
+            return None;
+        }
+        rules.find(RuleKind::Allow, |rule| rule.names_host(host)).map(Rule::to_string)
+    }
+
+    /// What the sandbox lets shell commands reach, in words for a refused fetch (so the model
+    /// knows whether a command could reach the host instead): its network policy, or that there
+    /// is no sandbox.
+    pub fn network_note(&self) -> String {
+        match (self.sandbox, self.network) {
+            (SandboxMode::Off, _) => "the sandbox is off: shell commands use this machine's network".into(),
+            (_, NetworkAccess::Off) => {
+                "the sandbox's network policy is off: shell commands cannot reach the network either".into()
+            }
+            (_, NetworkAccess::On) => {
+                "the sandbox's network policy is on: shell commands reach the network".into()
+            }
+        }
+    }
+
     /// Decides one call of `tool` that touches `access`.
     pub fn decide(&self, tool: &str, access: &Access) -> Decision {
         let rules = match self.rules.read() {

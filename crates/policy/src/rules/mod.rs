@@ -10,7 +10,8 @@
 //! | `Bash(git diff*)` | anything starting with `git diff` |
 //! | `Bash(npm test:*)` | the legacy prefix form, like `Bash(npm test *)` |
 //! | `Read(./src/**)`, `Edit(/docs/*.md)`, `Read(//etc/hosts)`, `Read(~/.ssh/**)`, `Read(.env)` | gitignore-style paths: `//` absolute, `~/` home, `/` the settings file's project (home for user files), `./path` and `dir/path` the working directory (in every file, user files too), a bare name at any depth |
-//! | `WebFetch(domain:example.com)` | fetches from that host |
+//! | `WebFetch(domain:example.com)`, `WebFetch(domain:127.0.0.1)` | fetches from that host (not its subdomains) |
+//! | `WebFetch(domain:*.example.com)` | fetches from its subdomains (not `example.com` itself) |
 //!
 //! Claude's tool names map onto Lathe's (`Bash`→`shell`, `Read`→`read_file`, `Edit`→`edit_file`,
 //! `Write`→`write_file`, `Glob`→`glob`, `Grep`→`grep`, `LS`→`list_dir`, `WebFetch`→`web_fetch`); a
@@ -308,7 +309,22 @@ impl Rule {
         }
     }
 
-    /// Whether the rule matches a fetch from `host`.
+    /// Whether the rule names exactly `host` (`WebFetch(domain:10.0.0.5)`: no `*.` wildcard, not a
+    /// bare `WebFetch`), compared without regard to case.
+    pub fn names_host(&self, host: &str) -> bool {
+        match &self.specifier {
+            Specifier::Domain(domain) => !domain.starts_with("*.") && domain.eq_ignore_ascii_case(host),
+            Specifier::All
+            | Specifier::Command(_)
+            | Specifier::Paths(_)
+            | Specifier::Mcp { .. }
+            | Specifier::Memory(_) => false,
+        }
+    }
+
+    /// Whether the rule matches a fetch from `host`: `WebFetch(domain:docs.rs)` that host only
+    /// (not its subdomains), `WebFetch(domain:*.docs.rs)` its subdomains (not `docs.rs` itself), a
+    /// bare `WebFetch` every host.
     pub fn matches_domain(&self, host: &str) -> bool {
         match &self.specifier {
             Specifier::Domain(domain) => match domain.strip_prefix("*.") {

@@ -95,6 +95,18 @@ fn relative_paths_are_anchored_at_the_working_directory_in_user_files_too() {
 fn domains_mcp_and_names() {
     assert!(rule("WebFetch(domain:example.com)").matches_domain("example.com"));
     assert!(!rule("WebFetch(domain:example.com)").matches_domain("evil.com"));
+    assert!(!rule("WebFetch(domain:example.com)").matches_domain("docs.example.com"), "no subdomains");
+    assert!(rule("WebFetch(domain:*.example.com)").matches_domain("docs.example.com"));
+    assert!(!rule("WebFetch(domain:*.example.com)").matches_domain("example.com"));
+    assert!(!rule("WebFetch(domain:*.example.com)").matches_domain("badexample.com"));
+    assert!(rule("WebFetch").matches_domain("anything.org"));
+    // Only a rule naming the host itself opens a private address.
+    assert!(rule("WebFetch(domain:127.0.0.1)").names_host("127.0.0.1"));
+    assert!(rule("WebFetch(domain:[::1])").names_host("[::1]"));
+    assert!(rule("WebFetch(domain:Intranet.Local)").names_host("intranet.local"));
+    assert!(!rule("WebFetch(domain:*.local)").names_host("intranet.local"));
+    assert!(!rule("WebFetch").names_host("127.0.0.1"));
+    assert!(!rule("WebFetch(domain:127.0.0.1)").names_host("127.0.0.2"));
     assert!(rule("mcp__github").matches_tool("mcp__github__create_issue"));
     assert!(rule("mcp__github__create_issue").matches_tool("mcp__github__create_issue"));
     assert!(!rule("mcp__github__create_issue").matches_tool("mcp__github__delete_repo"));

@@ -499,6 +499,11 @@ default ¦ none ¦ fetch ¦ https://docs.rs/x ¦ ask
 bypass ¦ none ¦ fetch ¦ https://docs.rs/x ¦ allow
 default ¦ R ¦ fetch ¦ https://docs.rs/tokio ¦ allow
 bypass ¦ R ¦ fetch ¦ https://evil.com/x ¦ deny
+accept-edits ¦ none ¦ fetch ¦ https://docs.rs/x ¦ ask
+dont-ask ¦ none ¦ fetch ¦ https://docs.rs/x ¦ deny
+plan ¦ none ¦ fetch ¦ https://docs.rs/x ¦ deny
+default ¦ R ¦ fetch ¦ https://api.docs.rs/x ¦ ask
+default ¦ R ¦ fetch ¦ https://DOCS.rs:443/x ¦ allow
 default ¦ none ¦ tool:todo_write ¦ - ¦ allow
 plan ¦ none ¦ tool:todo_write ¦ - ¦ allow
 bypass ¦ R ¦ tool:mcp__danger__drop ¦ - ¦ deny
@@ -648,4 +653,49 @@ fn commands_that_smuggle_a_program_in_are_not_read_only() {
             policy.decide("shell", &Access::Execute { command: command.into(), cwd: f.ws.clone() });
         assert_eq!(decision.verdict, Verdict::Allow, "{command:?}: {decision:?}");
     }
+}
+
+#[test]
+fn a_refused_fetch_names_its_rule_and_the_sandboxes_network_and_only_an_exact_rule_opens_a_private_host() {
+    let f = fixture();
+    let url = Access::Fetch { url: "https://docs.example.com/guide".into() };
+    for (sandbox, network, note) in [
+        (
+            SandboxMode::WorkspaceWrite,
+            lathe_policy::NetworkAccess::Off,
+            "the sandbox's network policy is off",
+        ),
+        (SandboxMode::WorkspaceWrite, lathe_policy::NetworkAccess::On, "the sandbox's network policy is on"),
+        (SandboxMode::Off, lathe_policy::NetworkAccess::Off, "the sandbox is off"),
+    ] {
+        let policy = Policy::new(PolicyConfig {
+            mode: PermissionMode::Default,
+            workspace: f.ws.clone(),
+            sandbox,
+            network,
+            ..PolicyConfig::default()
+        });
+        let decision = policy.decide("web_fetch", &url);
+        assert_eq!(decision.verdict, Verdict::Ask);
+        assert_eq!(decision.suggestions, ["WebFetch(domain:docs.example.com)"], "\"always\" stores the host");
+        let headless = decision.headless();
+        assert!(headless.reason.contains("add `WebFetch(domain:docs.example.com)` to permissions.allow"));
+        assert!(headless.reason.contains(note), "{}", headless.reason);
+    }
+    write_rules(&f);
+    let policy = policy(&f, PermissionMode::Default);
+    assert_eq!(
+        policy.decide("web_fetch", &Access::Fetch { url: "https://docs.rs/x".into() }).verdict,
+        Verdict::Allow
+    );
+    assert!(
+        policy.fetch_host_rule("docs.rs").is_some_and(|rule| rule.contains("`WebFetch(domain:docs.rs)`"))
+    );
+    assert_eq!(policy.fetch_host_rule("api.docs.rs"), None);
+    assert_eq!(policy.fetch_host_rule("evil.com"), None);
+    policy.add_allow_rules(&["WebFetch(domain:evil.com)".into(), "WebFetch(domain:[::1])".into()], "session");
+    assert_eq!(policy.fetch_host_rule("evil.com"), None, "a deny rule beats the allow");
+    assert!(policy.fetch_host_rule("[::1]").is_some());
+    let url = Access::Fetch { url: "http://[::1]:8080/x".into() };
+    assert_eq!(policy.decide("web_fetch", &url).verdict, Verdict::Allow, "the bracketed host matches");
 }

@@ -21,6 +21,7 @@ mod shell_exit;
 pub mod shell_jobs;
 pub mod todo;
 mod walk;
+pub mod web_fetch;
 pub mod write;
 
 use std::io::Read;
@@ -42,9 +43,10 @@ pub use shell::Shell;
 pub use shell_jobs::{ForegroundShell, ShellKill, ShellOutput};
 pub use todo::TodoWrite;
 pub use walk::{DirEntryName, dir_entries};
+pub use web_fetch::WebFetch;
 pub use write::{CreateFile, WriteFile, counted_diff, unified_diff};
 
-/// The ten built-in tools, in the order their specs are sent.
+/// The eleven built-in tools, in the order their specs are sent.
 pub fn all() -> Vec<Arc<dyn DynTool>> {
     vec![
         Arc::new(ReadFile),
@@ -57,6 +59,7 @@ pub fn all() -> Vec<Arc<dyn DynTool>> {
         Arc::new(ShellOutput),
         Arc::new(ShellKill),
         Arc::new(TodoWrite),
+        Arc::new(WebFetch),
     ]
 }
 
