@@ -137,8 +137,7 @@ pub struct ShellArgs {
     pub timeout_ms: Option<u64>,
     /// Working directory (default: workspace root).
     pub workdir: Option<String>,
-    /// Start as a background job (server, watcher; no timeout): returns its id at once for
-    /// shell_output and shell_kill.
+    /// Run as a background job (server, watcher): returns a job id for shell_output/shell_kill.
     pub run_in_background: Option<bool>,
 }
 

@@ -60,11 +60,11 @@ pub struct ShellOutput;
 /// Arguments of `shell_output`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ShellOutputArgs {
-    /// Job id from shell (job1).
+    /// Job id (job1).
     pub id: String,
     /// Regex: only matching lines are shown.
     pub filter: Option<String>,
-    /// Wait up to this many ms for new output or the job's end.
+    /// Wait ms for new output or the end.
     #[schemars(range(max = 30000))]
     pub wait_ms: Option<u64>,
 }
@@ -77,7 +77,7 @@ impl Tool for ShellOutput {
     }
 
     fn description(&self) -> &'static str {
-        "A background shell job's new output since the last read, and its state (exit code once it ended)."
+        "New output of a background shell job since the last read, and its state."
     }
 
     fn effect(&self) -> Effect {
@@ -134,7 +134,7 @@ pub struct ShellKill;
 /// Arguments of `shell_kill`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ShellKillArgs {
-    /// Job id from shell (job1).
+    /// Job id (job1).
     pub id: String,
 }
 
@@ -146,7 +146,7 @@ impl Tool for ShellKill {
     }
 
     fn description(&self) -> &'static str {
-        "Stop a background shell job (SIGTERM to its processes, SIGKILL 2 s later) and report how it ended."
+        "Stop a background shell job (SIGTERM, then SIGKILL)."
     }
 
     fn effect(&self) -> Effect {
