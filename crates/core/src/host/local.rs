@@ -1,5 +1,6 @@
-//! The embedded local model: building its provider, and what `lathe model fetch|path` needs
-//! (re-exported so front ends depend on `lathe-core` only).
+//! The embedded local model: building its provider, its first message in a session (environment,
+//! repository state, the workspace's files), and what `lathe model fetch|path` needs (re-exported
+//! so front ends depend on `lathe-core` only).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -71,4 +72,64 @@ pub(crate) fn provider(
         LocalProvider::new(config).map_err(|error| StartError::Usage(format!("local model: {error}")))?;
     let name = provider.model_name().to_string();
     Ok((Arc::new(provider), name))
+}
+
+/// The local model's first message in a new session: the environment and project instructions
+/// (the second system block), then the repository state (`git`, may be empty), each block
+/// separated by one blank line.
+pub(crate) fn session_context(environment: &str, git: &str) -> String {
+    let mut text = environment.trim_end().to_string();
+    if !git.trim().is_empty() {
+        text.push_str("\n\n");
+        text.push_str(git.trim_end());
+    }
+    text
+}
+
+/// Characters of the workspace listing the local model gets at most.
+const LISTING_CHARS: usize = 1500;
+
+/// The workspace's files for the local model's first message (two levels, gitignore-aware, as
+/// `list_dir` shows them; cut to [`LISTING_CHARS`]); `None` when listing fails.
+pub(crate) async fn listing(
+    tools: &lathe_tools::ToolRegistry,
+    ctx: &lathe_tools::ToolContext,
+) -> Option<String> {
+    let list_dir = tools.get("list_dir")?;
+    let output = list_dir.call(serde_json::json!({"path": ".", "depth": 2}), ctx).await.ok()?;
+    if output.is_error {
+        return None;
+    }
+    let text: String = output
+        .content
+        .iter()
+        .filter_map(|content| match content {
+            lathe_protocol::Content::Text { text } => Some(text.as_str()),
+            lathe_protocol::Content::Image { .. }
+            | lathe_protocol::Content::Thinking(_)
+            | lathe_protocol::Content::ToolCall(_) => None,
+        })
+        .collect();
+    let mut listing: String = text.chars().take(LISTING_CHARS).collect();
+    if listing.len() < text.len() {
+        listing.push_str("\n…");
+    }
+    Some(format!("\n\nFiles in the workspace:\n{}\n", listing.trim_end()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_local_first_message_reads_environment_then_repository_state() {
+        let environment = "# Environment\nWorking directory: /p\n\n# Project instructions\nRun the tests.\n";
+        let git = "# Repository state at the start of this session\nGit branch: main\n";
+        assert_eq!(
+            session_context(environment, git),
+            "# Environment\nWorking directory: /p\n\n# Project instructions\nRun the tests.\n\n\
+             # Repository state at the start of this session\nGit branch: main"
+        );
+        assert_eq!(session_context(environment, ""), environment.trim_end());
+    }
 }

@@ -278,11 +278,11 @@ impl SessionBuilder {
             let new_session = !opened.ledger.iter().any(|item| matches!(item, LedgerItem::User(_)));
             if new_session && system.len() > 1 {
                 let environment = system.remove(1);
-                session_context = local_session_context(&environment.text, &session_context);
+                session_context = local::session_context(&environment.text, &session_context);
             }
             // A small model guesses paths (`src/main.rs` in a Python project) instead of looking:
             // it gets the workspace's files up front, as the list_dir tool shows them.
-            if let Some(listing) = local_listing(&tools, &ctx).await {
+            if let Some(listing) = local::listing(&tools, &ctx).await {
                 session_context.push_str(&listing);
             }
             // A small model in a small window: the short prompt and tool set (MCP tools and
@@ -419,46 +419,6 @@ pub(crate) fn now_ms() -> u64 {
         .unwrap_or(0)
 }
 
-/// The local model's first message in a new session: the environment and project instructions
-/// (the second system block), then the repository state (`git`, may be empty), each block
-/// separated by one blank line.
-fn local_session_context(environment: &str, git: &str) -> String {
-    let mut text = environment.trim_end().to_string();
-    if !git.trim().is_empty() {
-        text.push_str("\n\n");
-        text.push_str(git.trim_end());
-    }
-    text
-}
-
-/// Characters of the workspace listing the local model gets at most.
-const LOCAL_LISTING_CHARS: usize = 1500;
-
-/// The workspace's files for the local model's first message (two levels, gitignore-aware, as
-/// `list_dir` shows them; cut to [`LOCAL_LISTING_CHARS`]); `None` when listing fails.
-async fn local_listing(tools: &ToolRegistry, ctx: &ToolContext) -> Option<String> {
-    let list_dir = tools.get("list_dir")?;
-    let output = list_dir.call(serde_json::json!({"path": ".", "depth": 2}), ctx).await.ok()?;
-    if output.is_error {
-        return None;
-    }
-    let text: String = output
-        .content
-        .iter()
-        .filter_map(|content| match content {
-            lathe_protocol::Content::Text { text } => Some(text.as_str()),
-            lathe_protocol::Content::Image { .. }
-            | lathe_protocol::Content::Thinking(_)
-            | lathe_protocol::Content::ToolCall(_) => None,
-        })
-        .collect();
-    let mut listing: String = text.chars().take(LOCAL_LISTING_CHARS).collect();
-    if listing.len() < text.len() {
-        listing.push_str("\n…");
-    }
-    Some(format!("\n\nFiles in the workspace:\n{}\n", listing.trim_end()))
-}
-
 /// Auto mode's reviewer for a session at `resolved`: `[auto_mode] reviewer_model` (default the
 /// session's model) at the session's provider, or the embedded model for `local`, with Lathe's
 /// rules and the user's `~/.lathe/auto-mode.md`. Built for every session (it sends nothing until
@@ -493,22 +453,5 @@ fn auto_reviewer(
             }
         },
         None => reviewer(resolved, model.to_string()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_local_first_message_reads_environment_then_repository_state() {
-        let environment = "# Environment\nWorking directory: /p\n\n# Project instructions\nRun the tests.\n";
-        let git = "# Repository state at the start of this session\nGit branch: main\n";
-        assert_eq!(
-            local_session_context(environment, git),
-            "# Environment\nWorking directory: /p\n\n# Project instructions\nRun the tests.\n\n\
-             # Repository state at the start of this session\nGit branch: main"
-        );
-        assert_eq!(local_session_context(environment, ""), environment.trim_end());
     }
 }
