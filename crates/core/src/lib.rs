@@ -33,6 +33,7 @@
 
 pub(crate) mod agent;
 pub mod auto_mode;
+pub(crate) mod awaited;
 pub(crate) mod commands;
 pub(crate) mod config;
 pub mod context;

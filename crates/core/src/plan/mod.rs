@@ -14,13 +14,10 @@
 
 mod tool;
 
-use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard, PoisonError};
-
 use lathe_policy::PermissionMode;
 use lathe_protocol::plan::{PlanAnswer, PlanReady};
 use lathe_protocol::{AgentEvent, ToolSpec};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 pub use self::tool::ExitPlanMode;
@@ -63,13 +60,13 @@ pub(crate) enum Reviewed {
 pub struct PlanDesk {
     events: mpsc::UnboundedSender<AgentEvent>,
     reviewer: Reviewer,
-    waiting: Mutex<HashMap<String, oneshot::Sender<PlanAnswer>>>,
+    waiting: crate::awaited::Awaited<PlanAnswer>,
 }
 
 impl PlanDesk {
     /// A desk for a headless session: plans are announced, nobody is waited for.
     pub(crate) fn headless(events: mpsc::UnboundedSender<AgentEvent>) -> PlanDesk {
-        PlanDesk { events, reviewer: Reviewer::Headless, waiting: Mutex::default() }
+        PlanDesk { events, reviewer: Reviewer::Headless, waiting: Default::default() }
     }
 
     /// A desk for an interactive session whose front end's mode changes arrive on `modes`.
@@ -77,19 +74,12 @@ impl PlanDesk {
         events: mpsc::UnboundedSender<AgentEvent>,
         modes: watch::Receiver<PermissionMode>,
     ) -> PlanDesk {
-        PlanDesk { events, reviewer: Reviewer::Interactive { modes }, waiting: Mutex::default() }
-    }
-
-    fn waiting(&self) -> MutexGuard<'_, HashMap<String, oneshot::Sender<PlanAnswer>>> {
-        self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
+        PlanDesk { events, reviewer: Reviewer::Interactive { modes }, waiting: Default::default() }
     }
 
     /// Delivers the user's answer for `call_id`; `false` when no plan of that call is waiting.
     pub(crate) fn answer(&self, call_id: &str, answer: PlanAnswer) -> bool {
-        match self.waiting().remove(call_id) {
-            Some(sender) => sender.send(answer).is_ok(),
-            None => false,
-        }
+        self.waiting.answer(call_id, answer)
     }
 
     /// Announces `ready` and, in an interactive session, waits for the answer or `cancel`.
@@ -102,18 +92,8 @@ impl PlanDesk {
             Reviewer::Interactive { modes } => modes,
         };
         let call_id = ready.call_id.clone();
-        let (sender, receiver) = oneshot::channel();
-        self.waiting().insert(call_id.clone(), sender);
-        if self.events.send(AgentEvent::PlanReady(ready)).is_err() {
-            self.waiting().remove(&call_id);
-            return Reviewed::Cancelled;
-        }
-        let answer = tokio::select! {
-            biased;
-            () = cancel.cancelled() => None,
-            answer = receiver => answer.ok(),
-        };
-        self.waiting().remove(&call_id);
+        let announce = || self.events.send(AgentEvent::PlanReady(ready)).is_ok();
+        let answer = self.waiting.wait(&call_id, announce, cancel).await;
         match answer {
             Some(answer) => Reviewed::Answered { answer, mode: *modes.borrow() },
             None => Reviewed::Cancelled,

@@ -16,12 +16,9 @@
 
 mod tool;
 
-use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard, PoisonError};
-
 use lathe_protocol::AgentEvent;
 use lathe_protocol::question::{Question, QuestionAnswer};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 pub use self::tool::AskUser;
@@ -53,48 +50,31 @@ pub(crate) enum Asked {
 /// the approver does with permission prompts). `events` is `None` in a headless session.
 pub struct QuestionDesk {
     events: Option<mpsc::UnboundedSender<AgentEvent>>,
-    waiting: Mutex<HashMap<String, oneshot::Sender<QuestionAnswer>>>,
+    waiting: crate::awaited::Awaited<QuestionAnswer>,
 }
 
 impl QuestionDesk {
     /// A desk for a session nobody answers: every question fails at once.
     pub(crate) fn headless() -> QuestionDesk {
-        QuestionDesk { events: None, waiting: Mutex::default() }
+        QuestionDesk { events: None, waiting: Default::default() }
     }
 
     /// A desk for an interactive session whose front end reads `events`.
     pub(crate) fn interactive(events: mpsc::UnboundedSender<AgentEvent>) -> QuestionDesk {
-        QuestionDesk { events: Some(events), waiting: Mutex::default() }
-    }
-
-    fn waiting(&self) -> MutexGuard<'_, HashMap<String, oneshot::Sender<QuestionAnswer>>> {
-        self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
+        QuestionDesk { events: Some(events), waiting: Default::default() }
     }
 
     /// Delivers the user's answer for `call_id`; `false` when no question of that call is waiting.
     pub(crate) fn answer(&self, call_id: &str, answer: QuestionAnswer) -> bool {
-        match self.waiting().remove(call_id) {
-            Some(sender) => sender.send(answer).is_ok(),
-            None => false,
-        }
+        self.waiting.answer(call_id, answer)
     }
 
     /// Asks `question` and, in an interactive session, waits for the answer or `cancel`.
     pub(crate) async fn ask(&self, question: Question, cancel: &CancellationToken) -> Asked {
         let Some(events) = &self.events else { return Asked::Nobody };
         let call_id = question.call_id.clone();
-        let (sender, receiver) = oneshot::channel();
-        self.waiting().insert(call_id.clone(), sender);
-        if events.send(AgentEvent::Question(question)).is_err() {
-            self.waiting().remove(&call_id);
-            return Asked::Cancelled;
-        }
-        let answer = tokio::select! {
-            biased;
-            () = cancel.cancelled() => None,
-            answer = receiver => answer.ok(),
-        };
-        self.waiting().remove(&call_id);
+        let announce = || events.send(AgentEvent::Question(question)).is_ok();
+        let answer = self.waiting.wait(&call_id, announce, cancel).await;
         match answer {
             Some(answer) => Asked::Answered(answer),
             None => Asked::Cancelled,
