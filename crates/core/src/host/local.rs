@@ -100,16 +100,7 @@ pub(crate) async fn listing(
     if output.is_error {
         return None;
     }
-    let text: String = output
-        .content
-        .iter()
-        .filter_map(|content| match content {
-            lathe_protocol::Content::Text { text } => Some(text.as_str()),
-            lathe_protocol::Content::Image { .. }
-            | lathe_protocol::Content::Thinking(_)
-            | lathe_protocol::Content::ToolCall(_) => None,
-        })
-        .collect();
+    let text = output.text_content();
     let mut listing: String = text.chars().take(LISTING_CHARS).collect();
     if listing.len() < text.len() {
         listing.push_str("\n…");
