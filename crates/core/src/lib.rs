@@ -34,6 +34,7 @@
 pub(crate) mod agent;
 pub mod auto_mode;
 pub(crate) mod awaited;
+pub(crate) mod clock;
 pub(crate) mod commands;
 pub(crate) mod config;
 pub mod context;

@@ -12,20 +12,14 @@ use tokio::sync::mpsc;
 
 use super::Agent;
 use crate::subagent::TASK_TOOL;
-use crate::subagent::background::{BackgroundTable, Running, lost_text};
+use crate::subagent::background::{BackgroundTable, ParentLinks, Running, lost_text};
 use crate::subagent::fork::{ForkBase, ForkSlot, is_fork};
-
-/// The parent's background table and fork slot.
-pub(super) struct Background {
-    pub table: Arc<BackgroundTable>,
-    pub fork: Arc<ForkSlot>,
-}
 
 impl Agent {
     /// Delivers the ends of the background sub-agents in `table` before each request, and records
     /// in `fork` the request a response's fork calls start from.
     pub fn with_background(mut self, table: Arc<BackgroundTable>, fork: Arc<ForkSlot>) -> Agent {
-        self.background = Some(Background { table, fork });
+        self.background = Some(ParentLinks { table, fork });
         self
     }
 

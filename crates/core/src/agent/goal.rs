@@ -112,9 +112,7 @@ impl Agent {
         let from = self.transcript.items().len();
         let workspace = self.ctx.workspace.clone();
         let start = Snapshot::take(&workspace, spec.check.as_deref());
-        let started_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |since| since.as_millis() as u64);
+        let started_ms = crate::clock::now_ms();
         if resumed.is_none() {
             self.append(LedgerItem::Meta(Meta::GoalStart(GoalStart {
                 spec: spec.clone(),

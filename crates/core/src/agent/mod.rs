@@ -87,7 +87,7 @@ pub struct Agent {
     /// session's model.
     evaluator_model: Option<String>,
     /// The session's background sub-agents and the fork slot (a session's own agent only).
-    background: Option<self::background::Background>,
+    background: Option<crate::subagent::background::ParentLinks>,
     /// The session's MCP servers, for what the ones starting in the background turn out to be.
     mcp: Option<Arc<crate::mcp::McpServers>>,
 }

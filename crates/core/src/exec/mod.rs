@@ -19,7 +19,7 @@
 //! calls (`web_fetch`) form one batch and run concurrently, every other call is a batch of its own.
 //! Results are returned in model order whatever order they finished in.
 
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use futures::future::{BoxFuture, join_all};
 use lathe_policy::{Decision, Effect, Policy, Verdict};
@@ -145,8 +145,7 @@ impl Executor<'_> {
     /// The result of a call the guards refused.
     fn refuse(&self, call: &ToolCall, refusal: Refusal) -> Executed {
         self.announce(call);
-        let started_ms =
-            SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
+        let started_ms = crate::clock::now_ms();
         let receipt = Receipt {
             tool: call.name.clone(),
             started_ms,
@@ -202,8 +201,7 @@ impl Executor<'_> {
     async fn run_one(&self, call: &ToolCall) -> Executed {
         self.announce(call);
         let started = Instant::now();
-        let started_ms =
-            SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
+        let started_ms = crate::clock::now_ms();
         let mut receipt = Receipt { tool: call.name.clone(), started_ms, ..Receipt::default() };
 
         let prepared = inspect::inspect(self, call, &mut receipt).await;

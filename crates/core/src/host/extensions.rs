@@ -11,7 +11,8 @@ use crate::skills::gate::ToolGate;
 use crate::skills::tool::SkillTool;
 use crate::subagent::AgentCatalog;
 use crate::subagent::background_tools::BackgroundTool;
-use crate::subagent::task::{Parent, TaskTool};
+use crate::subagent::parent::Parent;
+use crate::subagent::task::TaskTool;
 
 /// What was found for a workspace.
 pub(crate) struct Found {

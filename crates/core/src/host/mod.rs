@@ -65,7 +65,7 @@ use crate::question::{AskUser, QuestionDesk};
 use crate::session::SessionSummary;
 use crate::subagent::background::BackgroundTable;
 use crate::subagent::fork::ForkSlot;
-use crate::subagent::task::Parent;
+use crate::subagent::parent::Parent;
 use crate::subagent::usage::UsageMeter;
 use crate::{Agent, instructions, paths, prompt};
 
@@ -394,7 +394,7 @@ fn record_start(agent: &mut Agent, id: &str, workspace: &str, resolved: &Resolve
             cwd: workspace.to_string(),
             model: resolved.model.clone(),
             provider: resolved.label.clone(),
-            time_ms: now_ms(),
+            time_ms: crate::clock::now_ms(),
         }
     } else if last_model != Some(current) {
         Meta::ModelSwitch { model: resolved.model.clone(), provider: resolved.label.clone() }
@@ -410,13 +410,6 @@ pub fn list_sessions(flags: &Flags, home: Option<&Path>) -> Result<Vec<SessionSu
     let workspace = config::workspace(flags.dir.as_deref())?;
     let home = home.map_or_else(paths::lathe_home, Path::to_path_buf);
     Ok(crate::session::list(&paths::sessions_dir(&home, &workspace)))
-}
-
-pub(crate) fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
 }
 
 /// Auto mode's reviewer for a session at `resolved`: `[auto_mode] reviewer_model` (default the

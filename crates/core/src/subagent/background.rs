@@ -8,11 +8,18 @@
 //! own ledger repaired before the kill returns). When the session ends, every sub-agent still
 //! running is cancelled and awaited ([`BackgroundTable::end_all`]): its report is lost.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use lathe_protocol::RunStats;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+
+/// What a parent agent holds of its background sub-agents: their table and the slot its fork
+/// calls start from.
+pub struct ParentLinks {
+    pub table: Arc<BackgroundTable>,
+    pub fork: Arc<super::fork::ForkSlot>,
+}
 
 /// Background sub-agents running at once; a further one is refused until one ends.
 pub const MAX_BACKGROUND_SUBAGENTS: usize = 4;

@@ -17,6 +17,7 @@
 pub mod background;
 pub mod background_tools;
 pub mod fork;
+pub mod parent;
 mod spawn;
 pub mod task;
 pub mod usage;

@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::background::{BackgroundTable, Ended, Running};
-use super::task::{Forwarder, Parent, SUBAGENT_MAX_TURNS, SUBAGENT_TIME_LIMIT, outcome};
+use super::parent::{Forwarder, Parent, SUBAGENT_MAX_TURNS, SUBAGENT_TIME_LIMIT, outcome};
 use crate::agent::{Agent, AgentSettings};
 use crate::session::SessionWriter;
 
@@ -80,7 +80,7 @@ pub(super) fn build(
         cwd: ctx.workspace.display().to_string(),
         model: settings.model.clone(),
         provider: parent.provider.name().to_string(),
-        time_ms: crate::host::now_ms(),
+        time_ms: crate::clock::now_ms(),
     })];
     items.extend(history);
     let writer = match &parent.transcripts {

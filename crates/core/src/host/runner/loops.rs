@@ -13,7 +13,7 @@ use lathe_protocol::loops::{LoopSpec, LoopStart, LoopState, LoopTick, MIN_INTERV
 use lathe_protocol::{AgentEvent, LedgerItem, Meta, StopCause, UserMessage};
 
 use super::{Flow, Runner, TurnKind};
-use crate::host::now_ms;
+use crate::clock::now_ms;
 use crate::wakeup::ScheduleWakeup;
 
 impl Runner {
