@@ -21,7 +21,9 @@ use futures::future::BoxFuture;
 use lathe_policy::Policy;
 use lathe_protocol::{AgentEvent, LedgerItem, Meta, StopCause, SystemBlock, ToolSpec, UserMessage};
 use lathe_provider::Provider;
-use lathe_tools::{Access, DynTool, Effect, ToolContext, ToolError, ToolOutput, ToolRegistry, validate_args};
+use lathe_tools::{
+    Access, CompiledSchema, DynTool, Effect, ToolContext, ToolError, ToolOutput, ToolRegistry,
+};
 use serde_json::{Value, json};
 use tokio::sync::{Semaphore, mpsc};
 
@@ -74,7 +76,7 @@ pub struct TaskTool {
     agents: AgentCatalog,
     slots: Semaphore,
     description: String,
-    schema: Value,
+    schema: CompiledSchema,
 }
 
 impl TaskTool {
@@ -101,11 +103,12 @@ impl TaskTool {
             "required": ["description", "prompt", "subagent_type"],
             "additionalProperties": false,
         });
+        let schema = CompiledSchema::new(schema);
         TaskTool { parent, agents, slots: Semaphore::new(MAX_CONCURRENT_SUBAGENTS), description, schema }
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        validate_args(super::TASK_TOOL, &self.schema, &args)?;
+        self.schema.validate(super::TASK_TOOL, &args)?;
         let field = |name: &str| args.get(name).and_then(Value::as_str).unwrap_or_default().to_string();
         let (kind, prompt) = (field("subagent_type"), field("prompt"));
         let Some(def) = self.agents.get(&kind) else {
@@ -277,7 +280,7 @@ impl DynTool for TaskTool {
         ToolSpec {
             name: super::TASK_TOOL.into(),
             description: self.description.clone(),
-            input_schema: self.schema.clone(),
+            input_schema: self.schema.schema().clone(),
         }
     }
 
@@ -295,7 +298,7 @@ impl DynTool for TaskTool {
     /// Decided as a read-only tool (a `task` deny or ask rule still applies); every call the
     /// sub-agent makes is decided on its own by the parent's policy.
     fn access(&self, args: &Value, _ctx: &ToolContext) -> Result<Access, ToolError> {
-        validate_args(super::TASK_TOOL, &self.schema, args)?;
+        self.schema.validate(super::TASK_TOOL, args)?;
         Ok(Access::Undeclared { read_only: true })
     }
 
