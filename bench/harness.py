@@ -149,6 +149,45 @@ def run_once(turns, tmp, agent=None):
     return wall * 1000.0, rss_kb / 1024.0, first_request_ms, per_call
 
 
+def first_request(extra_args, agent=None):
+    """The body of the first request Lathe sends for a one-turn task, with `extra_args` in place of
+    --yolo (e.g. --plan)."""
+    agent = agent or Lathe()
+    with tempfile.TemporaryDirectory() as tmp:
+        workspace = os.path.join(tmp, "ws")
+        seed(workspace)
+        script = os.path.join(tmp, "script.json")
+        log = os.path.join(tmp, "requests.jsonl")
+        with open(script, "w") as f:
+            json.dump({"turns": scenario_text()}, f)
+        mock = subprocess.Popen([MOCK, "--log", log, "scripted", script], stdout=subprocess.PIPE, text=True)
+        try:
+            url = mock.stdout.readline().strip().split()[-1]
+            argv, env = agent.command(url, workspace, tmp)
+            argv = [a for a in argv if a != "--yolo"] + extra_args
+            subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True, check=True)
+        finally:
+            mock.terminate()
+            mock.wait()
+        with open(log) as f:
+            return json.loads(f.readline())["body"]
+
+
+def prompt_size(agent=None):
+    """System prompt and tool schemas of the first request, in bytes of compact JSON, with every
+    built-in tool: the union of what the default permission mode and plan mode offer (plan mode adds
+    exit_plan_mode; the default mode's shell description states the sandbox)."""
+    compact = {"separators": (",", ":"), "ensure_ascii": False}
+    tools, system = {}, 0
+    for extra in ([], ["--plan"]):
+        body = first_request(extra, agent)
+        system = max(system, len(json.dumps(body.get("system") or body.get("instructions"), **compact).encode()))
+        for tool in body["tools"]:
+            size = len(json.dumps(tool, **compact).encode())
+            tools[tool["name"]] = max(size, tools.get(tool["name"], 0))
+    return system, tools
+
+
 def with_extensions(tmp):
     """Three stdio MCP servers (@modelcontextprotocol/server-everything) in Lathe's mcp.json and two
     no-op hooks (PreToolUse, PostToolUse: `true` for every tool) in the project's settings."""
@@ -263,9 +302,13 @@ def main():
             peer = figures[(name, agent.name)]
             print(f"  {agent.name} / lathe, medians: wall {statistics.median(peer.walls) / statistics.median(lathe.walls):.1f}x"
                   f", peak RSS {statistics.median(peer.rss) / statistics.median(lathe.rss):.1f}x")
+    system, tools = prompt_size(agents[0])
+    print(f"first request with every built-in tool ({agents[0].wire}): system prompt {system} B + "
+          f"{len(tools)} tool schemas {sum(tools.values())} B = {system + sum(tools.values())} B")
+    print("  " + ", ".join(f"{name} {size}" for name, size in sorted(tools.items(), key=lambda t: -t[1])))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"load": load, "runs": args.runs,
+            json.dump({"load": load, "runs": args.runs, "prompt": {"system": system, "tools": tools},
                        "figures": {f"{s} / {a}": v.json() for (s, a), v in figures.items()}}, f, indent=1)
 
 

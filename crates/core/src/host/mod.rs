@@ -29,6 +29,7 @@
 //! # Ok(()) }
 //! ```
 
+mod abort;
 mod approver;
 mod command;
 mod config;
@@ -136,7 +137,7 @@ impl SessionBuilder {
             };
             tokio::spawn(async move { prompt::prepare(&sources).await })
         };
-        let _stop_prompt = AbortOnDrop(prompt_task.abort_handle());
+        let _stop_prompt = abort::AbortOnDrop(prompt_task.abort_handle());
         let resolved = config.build_provider(None, None)?;
         crate::permissions::start_sandbox_probe(&config.layer, config.permission_mode);
         // Memory loads (every entry of every scope, and the recall index) while the rest starts.
@@ -352,15 +353,6 @@ impl SessionBuilder {
             .with_plans(plans);
         let task = tokio::spawn(runner.run());
         Ok(SessionHandle { ops, events: receiver, info, task })
-    }
-}
-
-/// Aborts a task when dropped (a start that fails half-way stops the prompt's git commands).
-struct AbortOnDrop(tokio::task::AbortHandle);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }
 
