@@ -1,20 +1,27 @@
 #!/usr/bin/env python3
-"""Harness benchmarks for `lathe -p` against the scripted model server (lathe-mock).
+"""Harness benchmarks for `lathe -p` against the scripted model server (lathe-mock), optionally side by
+side with peer agents (bench/peers/: Codex CLI) in the same run, against the same mock.
 
-Measures, over several runs of each scenario:
-  * wall time of the whole `lathe -p` process (including /usr/bin/time's own start) and its peak RSS
-    (from /usr/bin/time -v);
+Measures, over several runs of each scenario (runs alternate between the agents and scenarios):
+  * wall time of the whole process (including /usr/bin/time's own start) and its peak RSS (from
+    /usr/bin/time -v: the largest of the process and the children it waited for);
   * time from process start to the first model request arriving at the server;
   * harness time per tool call: end of a response that asked for a tool -> arrival of the next request
-    (from the server's request log; includes the tool's own work, which is tiny here).
+    (from the server's request log; includes the tool's own work, which is tiny here), and the same
+    for the first call alone.
 
-Scenarios: a one-turn text answer, and ten tool calls (one per turn: read_file, grep, glob, list_dir,
-shell, edit_file, write_file, ...) followed by a text answer.
+Scenarios: a one-turn text answer; ten tool calls (one per turn: read_file, grep, glob, list_dir,
+shell, edit_file, write_file, ...) followed by a text answer; and, for Lathe alone when the test
+dependencies are installed, the ten tool calls with three stdio MCP servers and two hooks configured.
+With --peers, Lathe speaks OpenAI Responses, as Codex does; else Anthropic Messages.
 
-Usage: python3 bench/harness.py [--runs N] [--skip-build]
-Targets (FEATURES.md section N): <= 20 ms to first request, <= 30 MB peak RSS, <= 5 ms per tool call.
+Usage: python3 bench/harness.py [--runs N] [--skip-build] [--peers codex] [--wire W] [--json FILE]
+Targets (FEATURES.md section N): >= 20x Codex's wall time and >= 10x lighter; <= 3 ms to the first
+request (<= 5 ms with 3 MCP servers + 2 hooks); <= 3 ms per tool call, the first included;
+<= 12 MB peak RSS on the one-turn answer.
 """
 import argparse
+import importlib
 import json
 import os
 import re
@@ -28,6 +35,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
 LATHE = os.path.join(TARGET, "release", "lathe")
 MOCK = os.path.join(TARGET, "release", "lathe-mock")
+EVERYTHING = os.path.join(os.environ.get("LATHE_TEST_DEPS", os.path.join(ROOT, ".test-deps")), "npm",
+                          "node_modules", ".bin", "mcp-server-everything")
 
 
 def scenario_text():
@@ -53,12 +62,17 @@ def scenario_ten_tools():
     return turns
 
 
+SEED_FILES = {
+    "src/lib.rs": "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n\nfn helper() {}\n",
+    "README.md": "# bench\n\nA tiny project.\n",
+}
+
+
 def seed(workspace):
-    os.makedirs(os.path.join(workspace, "src"), exist_ok=True)
-    with open(os.path.join(workspace, "src", "lib.rs"), "w") as f:
-        f.write("pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n\nfn helper() {}\n")
-    with open(os.path.join(workspace, "README.md"), "w") as f:
-        f.write("# bench\n\nA tiny project.\n")
+    for path, text in SEED_FILES.items():
+        os.makedirs(os.path.dirname(os.path.join(workspace, path)), exist_ok=True)
+        with open(os.path.join(workspace, path), "w") as f:
+            f.write(text)
     # A real project is a git repository: Lathe reads its branch, status and log at start.
     env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b",
            "GIT_COMMITTER_EMAIL": "b@b"}
@@ -66,65 +80,236 @@ def seed(workspace):
         subprocess.run(["git", *args], cwd=workspace, env=env, check=True)
 
 
-def run_once(turns, tmp):
+class Lathe:
+    """`lathe -p` over `wire` (anthropic or responses)."""
+
+    def __init__(self, wire="anthropic", binary=None, name="lathe"):
+        self.wire = wire
+        self.binary = binary or LATHE
+        self.name = name
+
+    def turns(self, turns):
+        return turns
+
+    def command(self, url, workspace, tmp):
+        home = os.path.join(tmp, "home")
+        os.makedirs(home, exist_ok=True)
+        base = url if self.wire == "anthropic" else f"{url}/v1"
+        argv = [self.binary, "-p", "do the task", "--yolo", "--provider", self.wire, "--base-url", base, "-C", workspace]
+        return argv, {**os.environ, "LATHE_HOME": home}
+
+
+class Peer:
+    """A peer agent from bench/peers/<name>.py (install, command, turn translation)."""
+
+    def __init__(self, module):
+        self.module = module
+        self.name = module.NAME
+
+    def turns(self, turns):
+        return self.module.turns(turns, SEED_FILES)
+
+    def command(self, url, workspace, tmp):
+        return self.module.command(url, workspace, tmp)
+
+
+def run_once(turns, tmp, agent=None):
+    """One run of `agent` (default: Lathe over Anthropic Messages) on a fresh workspace and mock.
+
+    Returns (wall ms, peak RSS MB, start -> first request ms, harness ms per tool call in order)."""
+    agent = agent or Lathe()
     workspace = os.path.join(tmp, "ws")
-    home = os.path.join(tmp, "home")
-    os.makedirs(home, exist_ok=True)
     seed(workspace)
     script = os.path.join(tmp, "script.json")
     log = os.path.join(tmp, "requests.jsonl")
     with open(script, "w") as f:
-        json.dump({"turns": turns}, f)
+        json.dump({"turns": agent.turns(turns)}, f)
     mock = subprocess.Popen([MOCK, "--log", log, "scripted", script], stdout=subprocess.PIPE, text=True)
     try:
         url = mock.stdout.readline().strip().split()[-1]
+        argv, env = agent.command(url, workspace, tmp)
         start = time.time()
         started = time.perf_counter()
-        proc = subprocess.run(
-            ["/usr/bin/time", "-v", LATHE, "-p", "do the task", "--yolo", "--provider", "anthropic",
-             "--base-url", url, "-C", workspace],
-            env={**os.environ, "LATHE_HOME": home}, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.run(["/usr/bin/time", "-v", *argv], env=env, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         wall = time.perf_counter() - started
         if proc.returncode != 0:
-            sys.exit(f"lathe failed ({proc.returncode}): {proc.stderr[-2000:]}")
+            sys.exit(f"{agent.name} failed ({proc.returncode}): {proc.stderr[-2000:]}")
         rss_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr).group(1))
     finally:
         mock.terminate()
         mock.wait()
     requests = [json.loads(line) for line in open(log)]
     requests.sort(key=lambda r: r["seq"])
+    if len(requests) != len(turns) or any(r["status"] != 200 for r in requests):
+        sys.exit(f"{agent.name}: expected {len(turns)} answered requests, the mock logged "
+                 f"{[r['status'] for r in requests]}")
     first_request_ms = requests[0]["received_unix_ms"] - start * 1000.0
     per_call = [b["received_ms"] - a["response_end_ms"] for a, b in zip(requests, requests[1:])]
     return wall * 1000.0, rss_kb / 1024.0, first_request_ms, per_call
+
+
+def first_request(extra_args, agent=None):
+    """The body of the first request Lathe sends for a one-turn task, with `extra_args` in place of
+    --yolo (e.g. --plan)."""
+    agent = agent or Lathe()
+    with tempfile.TemporaryDirectory() as tmp:
+        workspace = os.path.join(tmp, "ws")
+        seed(workspace)
+        script = os.path.join(tmp, "script.json")
+        log = os.path.join(tmp, "requests.jsonl")
+        with open(script, "w") as f:
+            json.dump({"turns": scenario_text()}, f)
+        mock = subprocess.Popen([MOCK, "--log", log, "scripted", script], stdout=subprocess.PIPE, text=True)
+        try:
+            url = mock.stdout.readline().strip().split()[-1]
+            argv, env = agent.command(url, workspace, tmp)
+            argv = [a for a in argv if a != "--yolo"] + extra_args
+            subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True, check=True)
+        finally:
+            mock.terminate()
+            mock.wait()
+        with open(log) as f:
+            return json.loads(f.readline())["body"]
+
+
+def prompt_size(agent=None):
+    """System prompt and tool schemas of the first request, in bytes of compact JSON, with every
+    built-in tool: the union of what the default permission mode and plan mode offer (plan mode adds
+    exit_plan_mode; the default mode's shell description states the sandbox)."""
+    compact = {"separators": (",", ":"), "ensure_ascii": False}
+    tools, system = {}, 0
+    for extra in ([], ["--plan"]):
+        body = first_request(extra, agent)
+        system = max(system, len(json.dumps(body.get("system") or body.get("instructions"), **compact).encode()))
+        for tool in body["tools"]:
+            size = len(json.dumps(tool, **compact).encode())
+            tools[tool["name"]] = max(size, tools.get(tool["name"], 0))
+    return system, tools
+
+
+def with_extensions(tmp):
+    """Three stdio MCP servers (@modelcontextprotocol/server-everything) in Lathe's mcp.json and two
+    no-op hooks (PreToolUse, PostToolUse: `true` for every tool) in the project's settings."""
+    home = os.path.join(tmp, "home")
+    os.makedirs(home, exist_ok=True)
+    servers = {f"s{i}": {"command": EVERYTHING, "args": ["stdio"]} for i in range(3)}
+    with open(os.path.join(home, "mcp.json"), "w") as f:
+        json.dump({"mcpServers": servers}, f)
+    settings = os.path.join(tmp, "ws", ".claude")
+    os.makedirs(settings, exist_ok=True)
+    hook = [{"matcher": "", "hooks": [{"type": "command", "command": "true"}]}]
+    with open(os.path.join(settings, "settings.json"), "w") as f:
+        json.dump({"hooks": {"PreToolUse": hook, "PostToolUse": hook}}, f)
+
+
+def run_with(setup, turns, tmp, agent):
+    """`run_once` with `setup(tmp)` run after the workspace is seeded."""
+    global seed
+    original = seed
+
+    def seeded(workspace):
+        original(workspace)
+        setup(tmp)
+    seed = seeded
+    try:
+        return run_once(turns, tmp, agent)
+    finally:
+        seed = original
 
 
 def summary(values):
     return f"median {statistics.median(values):8.2f}  min {min(values):8.2f}  max {max(values):8.2f}"
 
 
+class Figures:
+    def __init__(self):
+        self.walls, self.rss, self.firsts, self.calls, self.first_calls = [], [], [], [], []
+
+    def add(self, result):
+        wall, rss, first, per_call = result
+        self.walls.append(wall)
+        self.rss.append(rss)
+        self.firsts.append(first)
+        self.calls.extend(per_call)
+        if per_call:
+            self.first_calls.append(per_call[0])
+
+    def print(self, label, runs, rss=True):
+        print(f"  {label} ({runs} runs)")
+        print(f"    wall time (ms)              {summary(self.walls)}")
+        if rss:
+            print(f"    peak RSS (MB)               {summary(self.rss)}")
+        print(f"    start -> first request (ms) {summary(self.firsts)}")
+        if self.calls:
+            print(f"    harness per tool call (ms)  {summary(self.calls)}  over {len(self.calls)} calls")
+            print(f"    first tool call (ms)        {summary(self.first_calls)}")
+
+    def json(self):
+        return {"wall_ms": self.walls, "peak_rss_mb": self.rss, "first_request_ms": self.firsts,
+                "per_call_ms": self.calls, "first_call_ms": self.first_calls}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--skip-build", action="store_true")
+    parser.add_argument("--peers", default="", help="comma-separated peers from bench/peers/ (codex)")
+    parser.add_argument("--wire", choices=["anthropic", "responses"],
+                        help="Lathe's wire protocol (default: anthropic; responses, as Codex, with --peers)")
+    parser.add_argument("--baseline", help="another lathe binary (an older build) to run beside this one")
+    parser.add_argument("--json", help="write every measurement to this file")
     args = parser.parse_args()
     if not args.skip_build:
-        subprocess.run(["cargo", "build", "--release", "-q", "-p", "lathe", "-p", "lathe-mock"], cwd=ROOT, check=True)
-    for name, turns in [("one-turn text answer", scenario_text()), ("ten tool calls", scenario_ten_tools())]:
-        walls, rsss, firsts, calls = [], [], [], []
-        for _ in range(args.runs):
-            with tempfile.TemporaryDirectory() as tmp:
-                wall, rss, first, per_call = run_once(turns, tmp)
-            walls.append(wall)
-            rsss.append(rss)
-            firsts.append(first)
-            calls.extend(per_call)
-        print(f"{name} ({args.runs} runs)")
-        print(f"  wall time (ms)              {summary(walls)}")
-        print(f"  peak RSS (MB)               {summary(rsss)}")
-        print(f"  start -> first request (ms) {summary(firsts)}")
-        if calls:
-            print(f"  harness per tool call (ms)  {summary(calls)}  over {len(calls)} calls")
+        subprocess.run(["cargo", "build", "--release", "-q", "-p", "lathe", "-p", "lathe-mock", "--all-features"],
+                       cwd=ROOT, check=True)
+    peers = [p for p in args.peers.split(",") if p]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    wire = args.wire or ("responses" if peers else "anthropic")
+    agents = [Lathe(wire)]
+    if args.baseline:
+        agents.append(Lathe(wire, args.baseline, "lathe baseline"))
+    for name in peers:
+        module = importlib.import_module(f"peers.{name}")
+        module.binary()  # install before the runs
+        agents.append(Peer(module))
+    scenarios = [("one-turn text answer", scenario_text(), None, agents),
+                 ("ten tool calls", scenario_ten_tools(), None, agents)]
+    if os.path.exists(EVERYTHING):
+        lathes = [agent for agent in agents if isinstance(agent, Lathe)]
+        scenarios.append(("ten tool calls, 3 stdio MCP servers + 2 hooks", scenario_ten_tools(), with_extensions,
+                          lathes))
+    else:
+        print(f"(skipping the MCP + hooks scenario: {EVERYTHING} is missing; run scripts/install-test-deps.sh)")
+    figures = {(s, a.name): Figures() for s, _, _, scenario_agents in scenarios for a in scenario_agents}
+    # Runs alternate between the agents (and scenarios), so a load change on the machine hits all alike.
+    for _ in range(args.runs):
+        for name, turns, setup, scenario_agents in scenarios:
+            for agent in scenario_agents:
+                with tempfile.TemporaryDirectory() as tmp:
+                    result = run_with(setup, turns, tmp, agent) if setup else run_once(turns, tmp, agent)
+                figures[(name, agent.name)].add(result)
+    load = os.getloadavg()
+    print(f"load average after the runs: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
+    for name, _, setup, scenario_agents in scenarios:
+        print(name)
+        for agent in scenario_agents:
+            label = f"{agent.name} ({agent.wire})" if isinstance(agent, Lathe) else agent.name
+            # With MCP servers the peak RSS is a server's (node), not Lathe's.
+            figures[(name, agent.name)].print(label, args.runs, rss=setup is None)
+        lathe = figures[(name, agents[0].name)]
+        for agent in scenario_agents[1:]:
+            peer = figures[(name, agent.name)]
+            print(f"  {agent.name} / lathe, medians: wall {statistics.median(peer.walls) / statistics.median(lathe.walls):.1f}x"
+                  f", peak RSS {statistics.median(peer.rss) / statistics.median(lathe.rss):.1f}x")
+    system, tools = prompt_size(agents[0])
+    print(f"first request with every built-in tool ({agents[0].wire}): system prompt {system} B + "
+          f"{len(tools)} tool schemas {sum(tools.values())} B = {system + sum(tools.values())} B")
+    print("  " + ", ".join(f"{name} {size}" for name, size in sorted(tools.items(), key=lambda t: -t[1])))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"load": load, "runs": args.runs, "prompt": {"system": system, "tools": tools},
+                       "figures": {f"{s} / {a}": v.json() for (s, a), v in figures.items()}}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,11 @@ pub fn adopt() -> bool {
 /// servers, running commands): a child still waited for elsewhere would lose its exit status.
 pub fn end_adopted(grace: Duration) -> Vec<u32> {
     let mut ended = Vec::new();
+    // Most runs end with no child left at all: then there is nothing to look for in /proc (a scan
+    // reads the stat file of every process on the machine).
+    if !has_children() {
+        return ended;
+    }
     // Each round ends the current children; their own children become ours when they die.
     for _ in 0..8 {
         let children = children();
@@ -80,6 +85,18 @@ fn signal_all(pids: &[u32], signal: i32) {
             }
         }
     }
+}
+
+/// Whether this process has any child, running or exited and not yet reaped: `waitid` on every
+/// child, without waiting and without reaping (`WNOHANG | WNOWAIT`), fails with `ECHILD` only when
+/// there is none. `true` when the call fails otherwise, so the caller scans anyway.
+fn has_children() -> bool {
+    // SAFETY: a zeroed siginfo_t is a valid out-parameter; waitid writes only to it.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: P_ALL with id 0 names every child; WNOWAIT leaves any exited child to be reaped later.
+    let result =
+        unsafe { libc::waitid(libc::P_ALL, 0, &mut info, libc::WEXITED | libc::WNOHANG | libc::WNOWAIT) };
+    result == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ECHILD)
 }
 
 /// This process's children and whether each is a zombie (`/proc/<pid>/stat`, field 4 `ppid`).
@@ -142,5 +159,7 @@ mod tests {
         let ended = end_adopted(Duration::from_millis(200));
         assert!(ended.contains(&pid), "{ended:?}");
         assert!(stat(pid).is_none(), "still there (or a zombie)");
+        assert!(!has_children(), "a child is left");
+        assert!(end_adopted(Duration::from_millis(200)).is_empty());
     }
 }

@@ -54,6 +54,6 @@ pub use files::{FileState, FileTracker, LeftoverName, Staleness};
 pub use output::{cap_output, clean_terminal};
 pub use registry::ToolRegistry;
 pub use tool::{
-    Access, DynTool, Effect, Tool, ToolError, ToolOutput, compact_schema, one_line, summarize_args,
-    validate_args,
+    Access, CompiledSchema, DynTool, Effect, Tool, ToolError, ToolOutput, compact_schema, one_line,
+    summarize_args, validate_args,
 };

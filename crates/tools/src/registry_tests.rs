@@ -71,6 +71,65 @@ fn specs_are_compact_and_self_contained() {
     }
 }
 
+/// Schema keywords that mean the same in draft 7 and in draft 2020-12 (built-in validators compile
+/// as draft 7, see `tool::compile_own`; the model is sent the schemas as 2020-12).
+const SAME_IN_DRAFT_7: [&str; 14] = [
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "const",
+    "anyOf",
+    "oneOf",
+    "minimum",
+    "maximum",
+    "minItems",
+    "description",
+    "default",
+];
+
+/// The schema keywords of `schema` (not the property names under `properties`).
+fn schema_keywords(schema: &Value, found: &mut Vec<String>) {
+    match schema {
+        Value::Object(map) => {
+            for (key, value) in map {
+                found.push(key.clone());
+                match (key.as_str(), value) {
+                    ("properties", Value::Object(props)) => {
+                        props.values().for_each(|v| schema_keywords(v, found))
+                    }
+                    ("enum" | "const" | "default" | "required" | "description", _) => {}
+                    _ => schema_keywords(value, found),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| schema_keywords(v, found)),
+        _ => {}
+    }
+}
+
+#[test]
+fn builtin_schemas_are_valid_2020_12_and_check_the_same_as_draft_7() {
+    for spec in ToolRegistry::builtin().specs() {
+        assert!(
+            jsonschema::draft202012::meta::is_valid(&spec.input_schema),
+            "{}: not a 2020-12 schema",
+            spec.name
+        );
+        let mut keywords = Vec::new();
+        schema_keywords(&spec.input_schema, &mut keywords);
+        for keyword in keywords {
+            assert!(SAME_IN_DRAFT_7.contains(&keyword.as_str()), "{}: keyword {keyword}", spec.name);
+        }
+    }
+    // The compiled validator rejects what the schema rejects, naming the field.
+    let read = ToolRegistry::builtin().get("read_file").unwrap();
+    let error = read.access(&json!({"path": 3}), &ToolContext::new(std::env::temp_dir())).unwrap_err();
+    assert!(error.to_string().contains("/path"), "{error}");
+}
+
 #[test]
 fn model_facing_parameters_match_the_contract() {
     let registry = ToolRegistry::builtin();

@@ -29,6 +29,7 @@
 //! # Ok(()) }
 //! ```
 
+mod abort;
 mod approver;
 mod command;
 mod config;
@@ -136,6 +137,18 @@ impl SessionBuilder {
     pub async fn start(self) -> Result<SessionHandle, StartError> {
         let home = self.home.clone().unwrap_or_else(paths::lathe_home);
         let config = Config::resolve(&self.flags, &home)?;
+        // The prompt's git commands and instruction files are the slowest part of the start: they
+        // begin first and run while the provider, the session file and the rest are set up.
+        let prompt_task = {
+            let sources = instructions::Sources {
+                cwd: config.workspace.clone(),
+                lathe_home: home.clone(),
+                user_home: dirs::home_dir(),
+                max_bytes: config.layer.instructions_max_bytes.unwrap_or(instructions::DEFAULT_MAX_BYTES),
+            };
+            tokio::spawn(async move { prompt::prepare(&sources).await })
+        };
+        let _stop_prompt = abort::AbortOnDrop(prompt_task.abort_handle());
         let resolved = config.build_provider(None, None)?;
         crate::permissions::start_sandbox_probe(&config.layer, config.permission_mode);
         // Memory loads (every entry of every scope, and the recall index) while the rest starts.
@@ -152,13 +165,10 @@ impl SessionBuilder {
         let workspace_name = config.workspace.display().to_string();
         let opened = open::open(&config.sessions_dir, &self.flags.session, &workspace_name)?;
         tracing::debug!("provider and session file ready");
-        let prompt = prompt::prepare(&instructions::Sources {
-            cwd: config.workspace.clone(),
-            lathe_home: home.clone(),
-            user_home: dirs::home_dir(),
-            max_bytes: config.layer.instructions_max_bytes.unwrap_or(instructions::DEFAULT_MAX_BYTES),
-        })
-        .await;
+        let prompt = match prompt_task.await {
+            Ok(prompt) => prompt,
+            Err(error) => std::panic::resume_unwind(error.into_panic()),
+        };
         tracing::debug!("system prompt ready");
         let found = extensions::discover(&config.workspace, &home);
         let skills = found.skills.clone();

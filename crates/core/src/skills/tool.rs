@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use lathe_protocol::ToolSpec;
-use lathe_tools::{Access, DynTool, Effect, ToolContext, ToolError, ToolOutput, validate_args};
+use lathe_tools::{Access, CompiledSchema, DynTool, Effect, ToolContext, ToolError, ToolOutput};
 use serde_json::{Value, json};
 
 use super::gate::ToolGate;
@@ -20,7 +20,7 @@ pub struct SkillTool {
     skills: Arc<SkillSet>,
     gate: Option<Arc<ToolGate>>,
     description: String,
-    schema: Value,
+    schema: CompiledSchema,
 }
 
 impl SkillTool {
@@ -41,7 +41,7 @@ impl SkillTool {
             "required": ["name"],
             "additionalProperties": false,
         });
-        (SkillTool { skills, gate: None, description, schema }, left_out)
+        (SkillTool { skills, gate: None, description, schema: CompiledSchema::new(schema) }, left_out)
     }
 
     /// Puts a loaded skill's `allowed-tools` in force through `gate`.
@@ -100,7 +100,7 @@ impl DynTool for SkillTool {
         ToolSpec {
             name: "skill".into(),
             description: self.description.clone(),
-            input_schema: self.schema.clone(),
+            input_schema: self.schema.schema().clone(),
         }
     }
 
@@ -115,7 +115,7 @@ impl DynTool for SkillTool {
     /// Reading a skill's instructions is decided as a read-only tool (its files are Lathe's
     /// configuration, wherever they are; a `skill` deny or ask rule still applies).
     fn access(&self, args: &Value, _ctx: &ToolContext) -> Result<Access, ToolError> {
-        validate_args("skill", &self.schema, args)?;
+        self.schema.validate("skill", args)?;
         Ok(Access::Undeclared { read_only: true })
     }
 
@@ -126,7 +126,7 @@ impl DynTool for SkillTool {
 
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            validate_args("skill", &self.schema, &args)?;
+            self.schema.validate("skill", &args)?;
             self.run(&args, &ctx.workspace)
         })
     }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use lathe_protocol::{Meta, ToolSpec};
-use lathe_tools::{Access, DynTool, Effect, ToolContext, ToolError, ToolOutput, validate_args};
+use lathe_tools::{Access, CompiledSchema, DynTool, Effect, ToolContext, ToolError, ToolOutput};
 use serde_json::{Value, json};
 
 use super::background::BackgroundTable;
@@ -20,7 +20,7 @@ pub const TASK_KILL_TOOL: &str = "task_kill";
 pub struct BackgroundTool {
     table: Arc<BackgroundTable>,
     kill: bool,
-    schema: Value,
+    schema: CompiledSchema,
 }
 
 impl BackgroundTool {
@@ -32,7 +32,7 @@ impl BackgroundTool {
             "required": ["id"],
             "additionalProperties": false,
         });
-        BackgroundTool { table, kill, schema }
+        BackgroundTool { table, kill, schema: CompiledSchema::new(schema) }
     }
 
     fn tool_name(&self) -> &'static str {
@@ -40,7 +40,7 @@ impl BackgroundTool {
     }
 
     async fn run(&self, args: Value) -> Result<ToolOutput, ToolError> {
-        validate_args(self.tool_name(), &self.schema, &args)?;
+        self.schema.validate(self.tool_name(), &args)?;
         let id = args.get("id").and_then(Value::as_str).unwrap_or_default();
         let fail = |message: String| ToolError::Failed(format!("{}: {message}", self.tool_name()));
         if !self.kill {
@@ -68,7 +68,7 @@ impl DynTool for BackgroundTool {
         ToolSpec {
             name: self.tool_name().into(),
             description: description.into(),
-            input_schema: self.schema.clone(),
+            input_schema: self.schema.schema().clone(),
         }
     }
 
@@ -83,7 +83,7 @@ impl DynTool for BackgroundTool {
     }
 
     fn access(&self, args: &Value, _ctx: &ToolContext) -> Result<Access, ToolError> {
-        validate_args(self.tool_name(), &self.schema, args)?;
+        self.schema.validate(self.tool_name(), args)?;
         Ok(Access::Undeclared { read_only: true })
     }
 

@@ -17,7 +17,7 @@
 
 use futures::future::BoxFuture;
 use lathe_protocol::{AgentEvent, SystemBlock, ToolSpec, UserMessage};
-use lathe_tools::{Access, DynTool, Effect, ToolContext, ToolError, ToolOutput, validate_args};
+use lathe_tools::{Access, CompiledSchema, DynTool, Effect, ToolContext, ToolError, ToolOutput};
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
@@ -35,7 +35,7 @@ pub struct TaskTool {
     agents: AgentCatalog,
     slots: Semaphore,
     description: String,
-    schema: Value,
+    schema: CompiledSchema,
 }
 
 impl TaskTool {
@@ -67,11 +67,12 @@ impl TaskTool {
             "required": ["description", "prompt"],
             "additionalProperties": false,
         });
+        let schema = CompiledSchema::new(schema);
         TaskTool { parent, agents, slots: Semaphore::new(MAX_CONCURRENT_SUBAGENTS), description, schema }
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        validate_args(super::TASK_TOOL, &self.schema, &args)?;
+        self.schema.validate(super::TASK_TOOL, &args)?;
         let field = |name: &str| args.get(name).and_then(Value::as_str).unwrap_or_default().to_string();
         let (description, prompt) = (field("description"), field("prompt"));
         let background = args.get("run_in_background").and_then(Value::as_bool) == Some(true);
@@ -160,7 +161,7 @@ impl DynTool for TaskTool {
         ToolSpec {
             name: super::TASK_TOOL.into(),
             description: self.description.clone(),
-            input_schema: self.schema.clone(),
+            input_schema: self.schema.schema().clone(),
         }
     }
 
@@ -184,7 +185,7 @@ impl DynTool for TaskTool {
     /// Decided as a read-only tool (a `task` deny or ask rule still applies); every call the
     /// sub-agent makes is decided on its own by the parent's policy.
     fn access(&self, args: &Value, _ctx: &ToolContext) -> Result<Access, ToolError> {
-        validate_args(super::TASK_TOOL, &self.schema, args)?;
+        self.schema.validate(super::TASK_TOOL, args)?;
         Ok(Access::Undeclared { read_only: true })
     }
 
