@@ -1,0 +1,207 @@
+//! `lathe acp` driven by the official ACP TypeScript client (`@agentclientprotocol/sdk`, installed
+//! by scripts/install-test-deps.sh) against `lathe-mock`: crates/cli/tests/acp/client.mjs runs the
+//! protocol and prints what it saw; these tests check that, the files on disk, the processes and
+//! the requests the model server received.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+use super::support::{self, Env};
+
+/// Runs client.mjs against `lathe acp` pointed at `url`; returns its JSON output.
+async fn drive(env: &Env, url: &str, offer_fs: bool) -> Value {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/acp/client.mjs");
+    let prefix = support::npm_prefix();
+    assert!(
+        prefix.join("node_modules/@agentclientprotocol/sdk/package.json").is_file(),
+        "the ACP client is not installed at {}: run scripts/install-test-deps.sh",
+        prefix.display()
+    );
+    // Unconfined: the pid the command writes is then the one this test can look for.
+    let args = json!(["--provider", "anthropic", "--base-url", url, "--sandbox", "off"]).to_string();
+    let mut command = Command::new("node");
+    command
+        .arg(script)
+        .env("LATHE_BIN", env!("CARGO_BIN_EXE_lathe"))
+        .env("LATHE_ARGS", args)
+        .env("WORKSPACE", &env.workspace)
+        .env("ACP_SDK_PREFIX", &prefix)
+        .env("ACP_FS", if offer_fs { "1" } else { "0" })
+        .env("LATHE_HOME", &env.home)
+        .env("HOME", &env.root)
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("LATHE_PROVIDER")
+        .env_remove("LATHE_PERMISSION_MODE")
+        .stdin(Stdio::null());
+    let output = support::output(command).await;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "client.mjs failed: {}\n{stdout}", support::stderr(&output));
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
+}
+
+/// The updates of one phase of the first connection, as `sessionUpdate` kinds and values.
+fn phase<'a>(out: &'a Value, name: &str) -> Vec<&'a Value> {
+    out["first"]["updates"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|entry| entry["phase"] == name)
+        .map(|entry| &entry["update"])
+        .collect()
+}
+
+fn kinds(updates: &[&Value]) -> Vec<String> {
+    let mut kinds: Vec<String> =
+        updates.iter().filter_map(|u| u["sessionUpdate"].as_str().map(str::to_string)).collect();
+    kinds.dedup();
+    kinds
+}
+
+fn text_of(updates: &[&Value], kind: &str) -> String {
+    updates
+        .iter()
+        .filter(|u| u["sessionUpdate"] == kind)
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sdk_client_prompts_answers_a_permission_cancels_and_loads() {
+    let env = support::env();
+    let server = support::scripted(json!([
+        {"text": "Writing the notes.", "text_chunks": 3,
+         "tool_calls": [{"id": "w1", "name": "write_file", "arguments": {"path": "notes.txt", "content": "hello from acp\n"}}]},
+        {"thinking": {"text": "Now track the work.", "signature": "sig"},
+         "tool_calls": [{"id": "t1", "name": "todo_write", "arguments": {"items": [
+            {"content": "write the notes", "status": "completed"}, {"content": "report", "status": "in_progress"}]}}]},
+        {"text": "Wrote notes.txt."},
+        {"tool_calls": [{"id": "s1", "name": "shell", "arguments": {"command": "echo $$ > sleeper.pid; exec sleep 300"}}]},
+    ]))
+    .await;
+    let out = drive(&env, &server.url(), false).await;
+    let first = &out["first"];
+
+    // initialize: protocol 1, load session, images, embedded context, MCP over HTTP.
+    let init = &first["initialize"];
+    assert_eq!(init["protocolVersion"], 1, "{init}");
+    assert_eq!(init["agentCapabilities"]["loadSession"], true);
+    assert_eq!(init["agentCapabilities"]["promptCapabilities"]["image"], true);
+    assert_eq!(init["agentCapabilities"]["promptCapabilities"]["embeddedContext"], true);
+    assert_eq!(init["agentCapabilities"]["mcpCapabilities"]["http"], true);
+    assert_eq!(init["agentInfo"]["name"], "lathe");
+    // session/new: Lathe's session id, its permission modes.
+    let session_id = first["newSession"]["sessionId"].as_str().expect("session id").to_string();
+    assert_eq!(first["newSession"]["modes"]["currentModeId"], "default");
+
+    // Prompt 1: chunks, the write's tool call, its permission (allowed), its diff, the plan.
+    assert_eq!(first["prompt1"]["stopReason"], "end_turn", "{}", first["prompt1"]);
+    assert_eq!(first["prompt1"]["_meta"]["lathe"]["stats"]["turns"], 3);
+    let updates = phase(&out, "prompt1");
+    assert_eq!(text_of(&updates, "agent_message_chunk"), "Writing the notes.Wrote notes.txt.");
+    assert_eq!(text_of(&updates, "agent_thought_chunk"), "Now track the work.");
+    let call =
+        updates.iter().find(|u| u["sessionUpdate"] == "tool_call" && u["toolCallId"] == "w1").expect("call");
+    assert_eq!(call["kind"], "edit");
+    assert_eq!(call["title"], "Write notes.txt");
+    assert_eq!(call["status"], "in_progress");
+    let notes = env.workspace.join("notes.txt");
+    assert_eq!(call["locations"], json!([{"path": notes.display().to_string()}]));
+    let permissions = first["permissions"].as_array().expect("permissions");
+    assert_eq!(permissions.len(), 1, "one permission request: {permissions:?}");
+    let asked = &permissions[0]["request"];
+    assert_eq!(asked["toolCall"]["toolCallId"], "w1");
+    let options: Vec<&str> =
+        asked["options"].as_array().into_iter().flatten().filter_map(|o| o["kind"].as_str()).collect();
+    assert!(options.contains(&"allow_once") && options.contains(&"reject_once"), "{options:?}");
+    assert_eq!(asked["toolCall"]["content"][0]["type"], "diff");
+    assert_eq!(asked["toolCall"]["content"][0]["newText"], "hello from acp\n");
+    let done = updates
+        .iter()
+        .find(|u| u["sessionUpdate"] == "tool_call_update" && u["toolCallId"] == "w1")
+        .expect("the write's update");
+    assert_eq!(done["status"], "completed");
+    assert_eq!(done["content"][0]["type"], "diff", "{done}");
+    assert_eq!(done["content"][0]["path"], notes.display().to_string());
+    assert_eq!(done["content"][0]["newText"], "hello from acp\n");
+    assert_eq!(std::fs::read_to_string(&notes).expect("notes.txt"), "hello from acp\n");
+    let plan = updates.iter().find(|u| u["sessionUpdate"] == "plan").expect("plan");
+    assert_eq!(
+        plan["entries"][1],
+        json!({"content": "report", "priority": "medium", "status": "in_progress"})
+    );
+
+    // set_mode bypass: the mode update, and prompt 2's command runs without asking.
+    assert!(
+        kinds(&phase(&out, "mode")).contains(&"current_mode_update".to_string())
+            || kinds(&phase(&out, "prompt2")).contains(&"current_mode_update".to_string())
+    );
+    assert_eq!(first["prompt2"]["stopReason"], "cancelled", "{}", first["prompt2"]);
+    let updates = phase(&out, "prompt2");
+    let shell = updates
+        .iter()
+        .find(|u| u["sessionUpdate"] == "tool_call" && u["toolCallId"] == "s1")
+        .expect("shell call");
+    assert_eq!(shell["kind"], "execute");
+    let ended = updates
+        .iter()
+        .find(|u| u["sessionUpdate"] == "tool_call_update" && u["toolCallId"] == "s1")
+        .expect("the command's end");
+    assert_eq!(ended["status"], "failed");
+    assert_eq!(ended["_meta"]["lathe"]["status"], "interrupted");
+    let pid = std::fs::read_to_string(env.workspace.join("sleeper.pid")).expect("pid");
+    assert!(support::process_gone(pid.trim()), "the cancelled command's process {pid} is gone");
+    assert_eq!(permissions.len(), 1, "bypass asked nothing more");
+    assert_eq!(first["exit"]["code"], 0);
+
+    // session/load in a new process: the conversation replayed before the answer.
+    let second = &out["second"];
+    assert_eq!(second["load"]["modes"]["currentModeId"], "default", "{}", second["load"]);
+    let replayed: Vec<&Value> = second["replayed"].as_array().into_iter().flatten().collect();
+    assert!(replayed.iter().all(|n| n["sessionId"] == session_id.as_str()));
+    let replayed: Vec<&Value> = replayed.iter().map(|n| &n["update"]).collect();
+    assert_eq!(text_of(&replayed, "user_message_chunk"), "write the notes filerun the long command");
+    assert_eq!(text_of(&replayed, "agent_message_chunk"), "Writing the notes.Wrote notes.txt.");
+    let calls: Vec<&str> = replayed
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "tool_call")
+        .filter_map(|u| u["toolCallId"].as_str())
+        .collect();
+    assert_eq!(calls, ["w1", "t1", "s1"]);
+    assert!(replayed.iter().any(|u| u["sessionUpdate"] == "plan"));
+    assert_eq!(second["exit"]["code"], 0);
+    // The model server saw three requests for prompt 1 and one for prompt 2, nothing more.
+    assert_eq!(server.requests().len(), 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_client_s_fs_reads_and_edits_go_through_the_editor() {
+    let env = support::env();
+    std::fs::write(env.workspace.join("seed.txt"), "disk text\n").expect("seed");
+    let server = support::scripted(json!([
+        {"tool_calls": [{"id": "r1", "name": "read_file", "arguments": {"path": "seed.txt"}}]},
+        {"tool_calls": [{"id": "w1", "name": "write_file", "arguments": {"path": "notes.txt", "content": "via the editor\n"}}]},
+        {"text": "Done."},
+    ]))
+    .await;
+    let out = drive(&env, &server.url(), true).await;
+    let first = &out["first"];
+    assert_eq!(first["prompt1"]["stopReason"], "end_turn", "{}", first["prompt1"]);
+    let seed = env.workspace.join("seed.txt").display().to_string();
+    let notes = env.workspace.join("notes.txt");
+    assert_eq!(
+        first["fsCalls"],
+        json!([
+            {"method": "read", "params": {"sessionId": first["newSession"]["sessionId"], "path": seed}},
+            {"method": "write", "params": {"sessionId": first["newSession"]["sessionId"],
+                                           "path": notes.display().to_string(), "content": "via the editor\n"}},
+        ])
+    );
+    assert!(!notes.exists(), "the write went to the client, not to the disk");
+    // The model read the editor's buffer, not the disk.
+    let requests = server.requests();
+    let second = requests.get(1).map(|request| request.body.to_string()).unwrap_or_default();
+    assert!(second.contains("client buffer of"), "{second}");
+    assert!(!second.contains("disk text"), "{second}");
+}
