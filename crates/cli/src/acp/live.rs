@@ -159,15 +159,12 @@ impl Live {
             AgentEvent::Commands { commands } => update(acp::SessionUpdate::AvailableCommandsUpdate(
                 acp::AvailableCommandsUpdate::new(mapping::commands(&commands)),
             )),
-            AgentEvent::Usage { stats, context, .. } => match context {
-                Some(context) => {
-                    let usage = acp::UsageUpdate::new(context.used_tokens, context.window_tokens)
-                        .cost(acp::Cost::new(stats.cost_usd, "USD"))
-                        .meta(lathe_meta(json!({"stats": stats})));
-                    update(acp::SessionUpdate::UsageUpdate(usage))
-                }
-                None => Vec::new(),
-            },
+            AgentEvent::Usage { stats, context: Some(context), .. } => {
+                let usage = acp::UsageUpdate::new(context.used_tokens, context.window_tokens)
+                    .cost(acp::Cost::new(stats.cost_usd, "USD"))
+                    .meta(lathe_meta(json!({"stats": stats})));
+                update(acp::SessionUpdate::UsageUpdate(usage))
+            }
             AgentEvent::Warning { message } => {
                 tracing::info!(session = %self.id, "warning: {message}");
                 self.warnings.push(message);

@@ -30,8 +30,8 @@ fn call(id: &str, name: &str, arguments: Value) -> ToolCall {
 
 #[test]
 fn an_edit_is_a_tool_call_with_a_diff_of_the_file_before_and_after() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(dir.path().join("a.txt"), "one\n").expect("write");
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    std::fs::write(dir.path().join("a.txt"), "one\n").unwrap_or_else(|e| panic!("write: {e}"));
     let mut live = live(dir.path());
     let edit = call("e1", "edit_file", json!({"path": "a.txt", "old_string": "one", "new_string": "two"}));
     let started =
@@ -63,7 +63,7 @@ fn an_edit_is_a_tool_call_with_a_diff_of_the_file_before_and_after() {
         request["options"].as_array().into_iter().flatten().filter_map(|o| o["kind"].as_str()).collect();
     assert_eq!(kinds, ["allow_once", "reject_once"], "no rule to remember, no allow_always");
 
-    std::fs::write(dir.path().join("a.txt"), "two\n").expect("edit");
+    std::fs::write(dir.path().join("a.txt"), "two\n").unwrap_or_else(|e| panic!("edit: {e}"));
     let result = ToolResult::text("e1", "Edited a.txt.", false, ToolStatus::Completed);
     let view = Some(ResultView::Diff { path: "a.txt".into(), unified: "-one\n+two\n".into() });
     let done =
@@ -78,7 +78,7 @@ fn an_edit_is_a_tool_call_with_a_diff_of_the_file_before_and_after() {
 
 #[test]
 fn a_failed_call_is_failed_with_its_output() {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
     let mut live = live(dir.path());
     let result = ToolResult::text("c1", "error: denied", true, ToolStatus::Denied);
     let done = updates(live.event(AgentEvent::ToolResult {
@@ -130,7 +130,7 @@ fn answers_become_ops() {
 
 #[test]
 fn a_question_offers_its_options() {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
     let live = live(dir.path());
     let asked =
         live.question(Question { call_id: "q".into(), question: "Which?".into(), options: vec!["a".into()] });
@@ -143,7 +143,7 @@ fn a_question_offers_its_options() {
 
 #[test]
 fn mode_changes_and_todos_are_updates() {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
     let mut live = live(dir.path());
     let mode = updates(live.event(AgentEvent::ModeChanged { mode: PermissionMode::Plan }));
     assert_eq!(mode, [json!({"sessionUpdate": "current_mode_update", "currentModeId": "plan"})]);

@@ -21,9 +21,9 @@ use crate::args::{EXIT_FAILED, EXIT_OK};
 
 /// Something for the session task to handle.
 enum Inbound {
-    Initialize(acp::InitializeRequest, Responder<acp::InitializeResponse>),
-    New(acp::NewSessionRequest, Responder<acp::NewSessionResponse>),
-    Load(acp::LoadSessionRequest, Responder<acp::LoadSessionResponse>),
+    Initialize(Box<acp::InitializeRequest>, Responder<acp::InitializeResponse>),
+    New(Box<acp::NewSessionRequest>, Responder<acp::NewSessionResponse>),
+    Load(Box<acp::LoadSessionRequest>, Responder<acp::LoadSessionResponse>),
     Prompt(acp::PromptRequest, Responder<acp::PromptResponse>),
     SetMode(acp::SetSessionModeRequest, Responder<acp::SetSessionModeResponse>),
     Cancel(acp::CancelNotification),
@@ -46,21 +46,21 @@ pub async fn run(flags: Flags) -> u8 {
     let tx = inbound.clone();
     let builder = Agent.v1().name("lathe").on_receive_request(
         async move |request: acp::InitializeRequest, responder, _cx| {
-            send(&tx, Inbound::Initialize(request, responder))
+            send(&tx, Inbound::Initialize(Box::new(request), responder))
         },
         on_receive_request!(),
     );
     let tx = inbound.clone();
     let builder = builder.on_receive_request(
         async move |request: acp::NewSessionRequest, responder, _cx| {
-            send(&tx, Inbound::New(request, responder))
+            send(&tx, Inbound::New(Box::new(request), responder))
         },
         on_receive_request!(),
     );
     let tx = inbound.clone();
     let builder = builder.on_receive_request(
         async move |request: acp::LoadSessionRequest, responder, _cx| {
-            send(&tx, Inbound::Load(request, responder))
+            send(&tx, Inbound::Load(Box::new(request), responder))
         },
         on_receive_request!(),
     );
@@ -153,7 +153,7 @@ impl Host {
                     }
                 }
             }
-            Inbound::Load(request, responder) => self.load(request, responder).await,
+            Inbound::Load(request, responder) => self.load(*request, responder).await,
             Inbound::Prompt(request, responder) => self.prompt(request, responder),
             Inbound::SetMode(request, responder) => {
                 let id = request.session_id.to_string();
