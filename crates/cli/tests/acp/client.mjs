@@ -4,7 +4,8 @@
 // the files and processes, and asserts on this output.
 //
 // Environment: LATHE_BIN (the binary), LATHE_ARGS (JSON array of flags before `acp`), WORKSPACE
-// (the session's cwd), ACP_SDK_PREFIX (the npm prefix holding the SDK), LATHE_HOME and HOME.
+// (the session's cwd), ACP_SDK_PREFIX (the npm prefix holding the SDK), PIXEL_PNG_HEX (an image
+// for the first prompt), LATHE_HOME and HOME.
 //
 // Steps: a first `lathe acp`: initialize → session/new → prompt 1 (the model writes a file, which
 // asks for permission: answered allow once) → session/set_mode bypass → prompt 2 (the model runs a
@@ -89,7 +90,11 @@ const output = { first: {}, second: {} };
     current = "prompt1";
     output.first.prompt1 = await cx.request("session/prompt", {
       sessionId,
-      prompt: [{ type: "text", text: "write the notes file" }],
+      prompt: [
+        { type: "text", text: "write the notes file" },
+        { type: "image", mimeType: "image/png", data: Buffer.from(process.env.PIXEL_PNG_HEX, "hex").toString("base64") },
+        { type: "resource", resource: { uri: "file:///spec.md", mimeType: "text/markdown", text: "the spec says hello" } },
+      ],
     });
 
     if (offerFs) {

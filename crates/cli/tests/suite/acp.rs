@@ -29,6 +29,7 @@ async fn drive(env: &Env, url: &str, offer_fs: bool) -> Value {
         .env("WORKSPACE", &env.workspace)
         .env("ACP_SDK_PREFIX", &prefix)
         .env("ACP_FS", if offer_fs { "1" } else { "0" })
+        .env("PIXEL_PNG_HEX", hex::encode(super::harness::PIXEL_PNG))
         .env("LATHE_HOME", &env.home)
         .env("HOME", &env.root)
         .env_remove("ANTHROPIC_API_KEY")
@@ -161,7 +162,13 @@ async fn the_sdk_client_prompts_answers_a_permission_cancels_and_loads() {
     let replayed: Vec<&Value> = second["replayed"].as_array().into_iter().flatten().collect();
     assert!(replayed.iter().all(|n| n["sessionId"] == session_id.as_str()));
     let replayed: Vec<&Value> = replayed.iter().map(|n| &n["update"]).collect();
-    assert_eq!(text_of(&replayed, "user_message_chunk"), "write the notes filerun the long command");
+    let said = text_of(&replayed, "user_message_chunk");
+    assert!(said.starts_with("write the notes file") && said.ends_with("run the long command"), "{said}");
+    assert!(
+        replayed
+            .iter()
+            .any(|u| u["sessionUpdate"] == "user_message_chunk" && u["content"]["type"] == "image")
+    );
     assert_eq!(text_of(&replayed, "agent_message_chunk"), "Writing the notes.Wrote notes.txt.");
     let calls: Vec<&str> = replayed
         .iter()
@@ -171,8 +178,16 @@ async fn the_sdk_client_prompts_answers_a_permission_cancels_and_loads() {
     assert_eq!(calls, ["w1", "t1", "s1"]);
     assert!(replayed.iter().any(|u| u["sessionUpdate"] == "plan"));
     assert_eq!(second["exit"]["code"], 0);
-    // The model server saw three requests for prompt 1 and one for prompt 2, nothing more.
-    assert_eq!(server.requests().len(), 4);
+    // The model server saw three requests for prompt 1 and one for prompt 2, nothing more; the
+    // first prompt's image and embedded resource reached the model.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    let first_request = requests[0].body.to_string();
+    assert!(first_request.contains("image/png"), "{first_request}");
+    assert!(
+        first_request.contains("<context ref=\\\"file:///spec.md\\\">\\nthe spec says hello"),
+        "{first_request}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
