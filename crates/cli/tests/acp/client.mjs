@@ -5,7 +5,7 @@
 //
 // Environment: LATHE_BIN (the binary), LATHE_ARGS (JSON array of flags before `acp`), WORKSPACE
 // (the session's cwd), ACP_SDK_PREFIX (the npm prefix holding the SDK), PIXEL_PNG_HEX (an image
-// for the first prompt), LATHE_HOME and HOME.
+// for the first prompt), ACP_MCP_SERVERS (the session's MCP servers, JSON), LATHE_HOME and HOME.
 //
 // Steps: a first `lathe acp`: initialize → session/new → prompt 1 (the model writes a file, which
 // asks for permission: answered allow once) → session/set_mode bypass → prompt 2 (the model runs a
@@ -83,7 +83,8 @@ const output = { first: {}, second: {} };
       clientCapabilities: { fs: { readTextFile: offerFs, writeTextFile: offerFs } },
       clientInfo: { name: "acp-e2e", version: "1.0.0" },
     });
-    const session = await cx.request("session/new", { cwd: workspace, mcpServers: [] });
+    const mcpServers = JSON.parse(process.env.ACP_MCP_SERVERS || "[]");
+    const session = await cx.request("session/new", { cwd: workspace, mcpServers });
     output.first.newSession = session;
     const sessionId = session.sessionId;
 

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::support::{self, Env};
 
 /// Runs client.mjs against `lathe acp` pointed at `url`; returns its JSON output.
-async fn drive(env: &Env, url: &str, offer_fs: bool) -> Value {
+async fn drive(env: &Env, url: &str, offer_fs: bool, mcp_servers: Value) -> Value {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/acp/client.mjs");
     let prefix = support::npm_prefix();
     assert!(
@@ -30,6 +30,7 @@ async fn drive(env: &Env, url: &str, offer_fs: bool) -> Value {
         .env("ACP_SDK_PREFIX", &prefix)
         .env("ACP_FS", if offer_fs { "1" } else { "0" })
         .env("PIXEL_PNG_HEX", hex::encode(super::harness::PIXEL_PNG))
+        .env("ACP_MCP_SERVERS", mcp_servers.to_string())
         .env("LATHE_HOME", &env.home)
         .env("HOME", &env.root)
         .env_remove("ANTHROPIC_API_KEY")
@@ -81,7 +82,14 @@ async fn the_sdk_client_prompts_answers_a_permission_cancels_and_loads() {
         {"tool_calls": [{"id": "s1", "name": "shell", "arguments": {"command": "echo $$ > sleeper.pid; exec sleep 300"}}]},
     ]))
     .await;
-    let out = drive(&env, &server.url(), false).await;
+    let commands = env.workspace.join(".lathe/commands");
+    std::fs::create_dir_all(&commands).expect("commands dir");
+    std::fs::write(
+        commands.join("greet.md"),
+        "---\ndescription: Say hello\nargument-hint: NAME\n---\nGreet $ARGUMENTS\n",
+    )
+    .expect("command file");
+    let out = drive(&env, &server.url(), false, json!([])).await;
     let first = &out["first"];
 
     // initialize: protocol 1, load session, images, embedded context, MCP over HTTP.
@@ -95,6 +103,18 @@ async fn the_sdk_client_prompts_answers_a_permission_cancels_and_loads() {
     // session/new: Lathe's session id, its permission modes.
     let session_id = first["newSession"]["sessionId"].as_str().expect("session id").to_string();
     assert_eq!(first["newSession"]["modes"]["currentModeId"], "default");
+
+    // The workspace's command file is an available command.
+    let announced = first["updates"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|entry| entry["update"]["sessionUpdate"] == "available_commands_update")
+        .expect("available commands");
+    assert_eq!(
+        announced["update"]["availableCommands"],
+        json!([{"name": "greet", "description": "Say hello", "input": {"hint": "NAME"}}])
+    );
 
     // Prompt 1: chunks, the write's tool call, its permission (allowed), its diff, the plan.
     assert_eq!(first["prompt1"]["stopReason"], "end_turn", "{}", first["prompt1"]);
@@ -200,7 +220,10 @@ async fn with_the_client_s_fs_reads_and_edits_go_through_the_editor() {
         {"text": "Done."},
     ]))
     .await;
-    let out = drive(&env, &server.url(), true).await;
+    // The client's MCP server (stdio) joins the session's tools.
+    let everything = json!([{"name": "everything", "command": support::npm_bin("mcp-server-everything"),
+                             "args": ["stdio"], "env": []}]);
+    let out = drive(&env, &server.url(), true, everything).await;
     let first = &out["first"];
     assert_eq!(first["prompt1"]["stopReason"], "end_turn", "{}", first["prompt1"]);
     let seed = env.workspace.join("seed.txt").display().to_string();
@@ -216,6 +239,8 @@ async fn with_the_client_s_fs_reads_and_edits_go_through_the_editor() {
     assert!(!notes.exists(), "the write went to the client, not to the disk");
     // The model read the editor's buffer, not the disk.
     let requests = server.requests();
+    let offered = support::offered_tools(&requests[0].body);
+    assert!(offered.iter().any(|tool| tool == "mcp__everything__echo"), "{offered:?}");
     let second = requests.get(1).map(|request| request.body.to_string()).unwrap_or_default();
     assert!(second.contains("client buffer of"), "{second}");
     assert!(!second.contains("disk text"), "{second}");
