@@ -93,11 +93,10 @@ impl Live {
         }
     }
 
-    /// Starts a prompt turn: forgets the last turn's stop and warnings.
+    /// Starts a prompt turn: forgets the last turn's stop and cancel.
     pub fn begin_turn(&mut self) {
         self.last_stop = None;
         self.cancelled = false;
-        self.warnings.clear();
     }
 
     /// What to send the client for one core event (most events send nothing).
@@ -295,8 +294,10 @@ impl Live {
         report: Option<&lathe_protocol::RunReport>,
     ) -> Result<acp::PromptResponse, String> {
         let reason = mapping::stop_reason(cause, self.last_stop, self.cancelled)?;
+        // The warnings since the last answer (the session start's with the first one).
+        let warnings = std::mem::take(&mut self.warnings);
         let meta = lathe_meta(json!({
-            "cause": cause, "stats": stats, "report": report, "warnings": self.warnings,
+            "cause": cause, "stats": stats, "report": report, "warnings": warnings,
         }));
         Ok(acp::PromptResponse::new(reason).meta(meta))
     }

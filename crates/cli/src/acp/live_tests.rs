@@ -152,3 +152,24 @@ fn mode_changes_and_todos_are_updates() {
         updates(live.event(AgentEvent::Todos { items: json!([{"content": "x", "status": "pending"}]) }));
     assert_eq!(todos[0]["sessionUpdate"], "plan");
 }
+
+#[test]
+fn warnings_go_with_the_next_answer_once() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let mut live = live(dir.path());
+    assert!(updates(live.event(AgentEvent::Warning { message: "config: odd key".into() })).is_empty());
+    live.begin_turn();
+    let stats = lathe_protocol::RunStats::default();
+    let first = live
+        .finished(&lathe_protocol::StopCause::Completed, &stats, None)
+        .map(|r| serde_json::to_value(r).unwrap_or_default());
+    assert_eq!(
+        first.as_ref().map(|r| r["_meta"]["lathe"]["warnings"].clone()),
+        Ok(json!(["config: odd key"]))
+    );
+    assert_eq!(first.map(|r| r["stopReason"].clone()), Ok(json!("end_turn")));
+    let second = live
+        .finished(&lathe_protocol::StopCause::Completed, &stats, None)
+        .map(|r| serde_json::to_value(r).unwrap_or_default());
+    assert_eq!(second.map(|r| r["_meta"]["lathe"]["warnings"].clone()), Ok(json!([])));
+}
