@@ -245,3 +245,81 @@ async fn with_the_client_s_fs_reads_and_edits_go_through_the_editor() {
     assert!(second.contains("client buffer of"), "{second}");
     assert!(!second.contains("disk text"), "{second}");
 }
+
+/// `lathe acp` spoken to line by line, without the SDK: requests out, every message in.
+struct Wire {
+    child: std::process::Child,
+    lines: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+    stdin: std::process::ChildStdin,
+}
+
+impl Wire {
+    fn start(env: &Env, url: &str) -> Wire {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_lathe"))
+            .args(["--provider", "anthropic", "--base-url", url, "--sandbox", "off", "acp"])
+            .env("LATHE_HOME", &env.home)
+            .env("HOME", &env.root)
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("LATHE_PROVIDER")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("lathe acp");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = child.stdout.take().expect("stdout");
+        Wire { child, lines: std::io::BufRead::lines(std::io::BufReader::new(stdout)), stdin }
+    }
+
+    /// Sends request `id` and returns its answer (the notifications before it are dropped).
+    fn call(&mut self, id: u64, method: &str, params: Value) -> Value {
+        use std::io::Write;
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
+        writeln!(self.stdin, "{line}").expect("write");
+        loop {
+            let line = self.lines.next().expect("an answer").expect("read");
+            let message: Value =
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+            if message["id"] == id {
+                return message;
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_provider_error_answers_the_prompt_with_an_error_and_the_session_goes_on() {
+    let env = support::env();
+    let server = support::scripted(json!([
+        {"error": {"status": 400, "message": "the request was malformed somehow"}},
+        {"text": "Fine now."},
+    ]))
+    .await;
+    let url = server.url();
+    let workspace = env.workspace.display().to_string();
+    let answers = tokio::task::spawn_blocking(move || {
+        let mut wire = Wire::start(&env, &url);
+        let mut answers = vec![wire.call(1, "initialize", json!({"protocolVersion": 1}))];
+        let session = wire.call(2, "session/new", json!({"cwd": workspace, "mcpServers": []}));
+        let id = session["result"]["sessionId"].clone();
+        let prompt = |text: &str| json!({"sessionId": id, "prompt": [{"type": "text", "text": text}]});
+        answers.push(wire.call(3, "session/prompt", prompt("first")));
+        answers.push(wire.call(4, "session/prompt", prompt("second")));
+        answers.push(wire.call(5, "session/set_mode", json!({"sessionId": id, "modeId": "sometimes"})));
+        answers.push(wire.call(6, "session/prompt", json!({"sessionId": "no-such-session", "prompt": []})));
+        drop(wire.stdin);
+        answers.push(json!({"exit": wire.child.wait().expect("wait").code()}));
+        answers
+    })
+    .await
+    .expect("join");
+    assert_eq!(answers[0]["result"]["protocolVersion"], 1);
+    let error = &answers[1]["error"];
+    assert_eq!(error["code"], -32603, "{}", answers[1]);
+    assert!(error.to_string().contains("the request was malformed somehow"), "{error}");
+    assert_eq!(answers[2]["result"]["stopReason"], "end_turn", "{}", answers[2]);
+    assert_eq!(answers[3]["error"]["code"], -32602, "{}", answers[3]);
+    assert!(answers[3]["error"].to_string().contains("unknown permission mode"), "{}", answers[3]);
+    assert_eq!(answers[4]["error"]["code"], -32602, "{}", answers[4]);
+    assert_eq!(answers[5]["exit"], 0);
+    assert_eq!(server.requests().len(), 2);
+}
