@@ -3,6 +3,7 @@
 # fixed prefix inside the repository (ignored by git): .test-deps/npm (LATHE_TEST_DEPS moves it).
 #   @modelcontextprotocol/server-everything   (stdio and streamable HTTP)
 #   @modelcontextprotocol/server-filesystem   (stdio)
+#   @agentclientprotocol/sdk                  (the official ACP client, driving `lathe acp`)
 # and pytest (pip) for the goal tests' check.
 # Installs Node.js and npm with apt-get when missing. A no-op when the pinned versions are there.
 set -euo pipefail
@@ -10,6 +11,7 @@ cd "$(dirname "$0")/.."
 
 EVERYTHING_VERSION=2026.8.31
 FILESYSTEM_VERSION=2026.8.31
+ACP_SDK_VERSION=2.4.0
 prefix="${LATHE_TEST_DEPS:-$PWD/.test-deps}/npm"
 
 installed_version() {
@@ -37,15 +39,19 @@ if ! python3 -m pytest --version >/dev/null 2>&1; then
 fi
 
 if [ "$(installed_version @modelcontextprotocol/server-everything)" = "$EVERYTHING_VERSION" ] &&
-   [ "$(installed_version @modelcontextprotocol/server-filesystem)" = "$FILESYSTEM_VERSION" ]; then
+   [ "$(installed_version @modelcontextprotocol/server-filesystem)" = "$FILESYSTEM_VERSION" ] &&
+   [ "$(installed_version @agentclientprotocol/sdk)" = "$ACP_SDK_VERSION" ]; then
   exit 0
 fi
 
-echo "install-test-deps: installing MCP test servers into $prefix (npm)" >&2
+echo "install-test-deps: installing the MCP test servers and the ACP client into $prefix (npm)" >&2
 mkdir -p "$prefix"
 npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error \
   "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" \
-  "@modelcontextprotocol/server-filesystem@$FILESYSTEM_VERSION" >/dev/null
+  "@modelcontextprotocol/server-filesystem@$FILESYSTEM_VERSION" \
+  "@agentclientprotocol/sdk@$ACP_SDK_VERSION" >/dev/null
 for bin in mcp-server-everything mcp-server-filesystem; do
   [ -x "$prefix/node_modules/.bin/$bin" ] || { echo "install-test-deps: $bin missing after npm install" >&2; exit 1; }
 done
+[ -f "$prefix/node_modules/@agentclientprotocol/sdk/package.json" ] ||
+  { echo "install-test-deps: @agentclientprotocol/sdk missing after npm install" >&2; exit 1; }

@@ -191,6 +191,9 @@ pub enum Command {
         #[command(subcommand)]
         action: MemoryAction,
     },
+    /// Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, Neovim):
+    /// each ACP session is a Lathe session in the client's working directory.
+    Acp,
     /// Auto mode's reviewer: measure it on a labelled set.
     AutoMode {
         /// What to do.

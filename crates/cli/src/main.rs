@@ -6,6 +6,7 @@
 //! the session's events → exit with a status that tells success, usage error, provider error,
 //! limit, or cancel apart (see `lathe --help`).
 
+mod acp;
 mod args;
 mod auto_mode;
 mod failure;
@@ -119,6 +120,7 @@ async fn run(cli: Cli) -> u8 {
         Some(Command::Mcp { action }) => return mcp::command(&cli, action).await,
         Some(Command::Memory { action }) => return memory::command(&cli, action),
         Some(Command::AutoMode { action }) => return auto_mode::command(&cli, action).await,
+        Some(Command::Acp) => return acp::run(cli.flags()).await,
         None => {}
     }
     let format = cli.output_format;

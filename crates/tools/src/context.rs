@@ -39,6 +39,9 @@ pub struct ToolContext {
     pub policy: Option<Arc<lathe_policy::Policy>>,
     /// The session's background jobs (`shell` with `run_in_background`), shared by every clone.
     pub jobs: Arc<JobTable>,
+    /// The editor text files are read from and written to instead of the disk (see
+    /// [`crate::editor`]); `None`: the disk.
+    pub editor: Option<Arc<dyn crate::editor::EditorFiles>>,
 }
 
 /// The environment policy of `shell`: secrets are removed from what commands inherit.
@@ -72,6 +75,7 @@ impl ToolContext {
             call_id: String::new(),
             policy: None,
             jobs: Arc::new(JobTable::new()),
+            editor: None,
         }
     }
 

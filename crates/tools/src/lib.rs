@@ -39,6 +39,7 @@
 
 pub mod builtin;
 pub mod context;
+pub mod editor;
 pub mod files;
 pub mod output;
 pub mod registry;
@@ -50,6 +51,7 @@ mod test_support;
 
 pub use builtin::jobs::{JobState, JobSummary, JobTable};
 pub use context::{DEFAULT_SHELL_TIMEOUT_MS, ShellEnv, ToolContext};
+pub use editor::EditorFiles;
 pub use files::{FileState, FileTracker, LeftoverName, Staleness};
 pub use output::{cap_output, clean_terminal};
 pub use registry::ToolRegistry;

@@ -1,3 +1,4 @@
+mod acp;
 mod ask_user;
 mod auto_mode;
 #[cfg(feature = "local")]

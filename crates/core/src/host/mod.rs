@@ -113,12 +113,13 @@ pub struct SessionBuilder {
     flags: Flags,
     interaction: Interaction,
     home: Option<PathBuf>,
+    editor: Option<Arc<dyn lathe_tools::EditorFiles>>,
 }
 
 impl SessionBuilder {
     /// A builder for `flags`, headless, with Lathe's home from `$LATHE_HOME` or `~/.lathe`.
     pub fn new(flags: Flags) -> SessionBuilder {
-        SessionBuilder { flags, interaction: Interaction::Headless, home: None }
+        SessionBuilder { flags, interaction: Interaction::Headless, home: None, editor: None }
     }
 
     /// Who answers permission prompts.
@@ -130,6 +131,13 @@ impl SessionBuilder {
     /// Uses `home` as Lathe's home instead of `$LATHE_HOME` / `~/.lathe`.
     pub fn home(mut self, home: PathBuf) -> SessionBuilder {
         self.home = Some(home);
+        self
+    }
+
+    /// Reads and writes text files through `editor` instead of the disk (see
+    /// [`lathe_tools::editor`]): a front end whose client holds the files in its buffers.
+    pub fn editor(mut self, editor: Arc<dyn lathe_tools::EditorFiles>) -> SessionBuilder {
+        self.editor = Some(editor);
         self
     }
 
@@ -194,6 +202,7 @@ impl SessionBuilder {
         ctx.sandbox = permissions.sandbox;
         ctx.shell_env = permissions.shell_env;
         ctx.policy = Some(permissions.policy.clone());
+        ctx.editor = self.editor.clone();
         if let Some(timeout) = config.shell_timeout_ms {
             ctx.shell_default_timeout_ms = timeout;
         }

@@ -111,11 +111,17 @@ impl Tool for EditFile {
         }
         let new_bytes = encode(&new_text, decoded.encoding)
             .map_err(|e| ToolError::Failed(format!("edit_file: {shown} was left unchanged: {e}")))?;
-        let target = path.clone();
-        let to_write = new_bytes.clone();
-        blocking(ctx, move || std::fs::write(&target, &to_write))
-            .await?
-            .map_err(|e| ToolError::Failed(format!("edit_file: cannot write {shown}: {}", io_reason(&e))))?;
+        if let Some(editor) = &ctx.editor {
+            editor.write(&path, new_text.clone()).await.map_err(|e| {
+                ToolError::Failed(format!("edit_file: the editor could not write {shown}: {e}"))
+            })?;
+        } else {
+            let target = path.clone();
+            let to_write = new_bytes.clone();
+            blocking(ctx, move || std::fs::write(&target, &to_write)).await?.map_err(|e| {
+                ToolError::Failed(format!("edit_file: cannot write {shown}: {}", io_reason(&e)))
+            })?;
+        }
         let mtime = tokio::fs::metadata(&path).await.ok().and_then(|m| m.modified().ok());
         ctx.files.record(&path, &new_bytes, mtime);
         let (diff, change) = counted_diff(&decoded.text, &new_text, &shown, MAX_DIFF_CHARS);

@@ -177,7 +177,7 @@ impl ReadFile {
         let (bytes, cut) = blocking(ctx, move || read_limited(&p, MAX_READ_BYTES))
             .await?
             .map_err(|e| ToolError::Failed(format!("read_file: cannot read {shown}: {}", read_reason(&e))))?;
-        let decoded = match decode(&bytes) {
+        let mut decoded = match decode(&bytes) {
             Decoded::Text(text) => text,
             Decoded::Binary { reason } => {
                 return Err(ToolError::Failed(format!(
@@ -189,6 +189,16 @@ impl ReadFile {
         };
         if !cut {
             ctx.files.record(&path, &bytes, meta.modified().ok());
+        }
+        // The editor's text (unsaved edits included) is what the model reads; the disk's bytes,
+        // recorded above, are what a later write is checked against.
+        if let Some(editor) = &ctx.editor {
+            match editor.read(&path).await {
+                Ok(text) => decoded.text = text,
+                Err(error) => {
+                    tracing::debug!(path = %path.display(), "the editor could not read it: {error}")
+                }
+            }
         }
         let offset = args.offset.unwrap_or(1).max(1) as usize;
         let limit = args.limit.map_or(DEFAULT_LIMIT, |l| l.max(1) as usize);

@@ -79,7 +79,11 @@ impl Tool for WriteFile {
 
     async fn run(&self, args: WriteArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let PlannedWrite { path, shown, existing, stored } = plan_write(&args, ctx)?;
-        if let Some(parent) = path.parent() {
+        if let Some(editor) = &ctx.editor {
+            editor.write(&path, args.content.clone()).await.map_err(|e| {
+                ToolError::Failed(format!("write_file: the editor could not write {shown}: {e}"))
+            })?;
+        } else if let Some(parent) = path.parent() {
             tokio::fs::create_dir_all(parent).await.map_err(|e| {
                 ToolError::Failed(format!(
                     "write_file: cannot create directory {}: {}",
@@ -88,9 +92,11 @@ impl Tool for WriteFile {
                 ))
             })?;
         }
-        tokio::fs::write(&path, &stored.bytes)
-            .await
-            .map_err(|e| ToolError::Failed(format!("write_file: cannot write {shown}: {}", io_reason(&e))))?;
+        if ctx.editor.is_none() {
+            tokio::fs::write(&path, &stored.bytes).await.map_err(|e| {
+                ToolError::Failed(format!("write_file: cannot write {shown}: {}", io_reason(&e)))
+            })?;
+        }
         let mtime = tokio::fs::metadata(&path).await.ok().and_then(|m| m.modified().ok());
         ctx.files.record(&path, &stored.bytes, mtime);
         let lines = args.content.lines().count();
