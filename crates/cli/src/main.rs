@@ -17,6 +17,7 @@ mod report;
 mod sessions;
 mod status;
 mod stdin;
+mod teammate;
 mod tui;
 
 use std::io::IsTerminal;
@@ -119,6 +120,9 @@ async fn run(cli: Cli) -> u8 {
         Some(Command::Mcp { action }) => return mcp::command(&cli, action).await,
         Some(Command::Memory { action }) => return memory::command(&cli, action),
         Some(Command::AutoMode { action }) => return auto_mode::command(&cli, action).await,
+        Some(Command::Teammate { team, name, attached }) => {
+            return teammate::run(&cli, team, name, *attached).await;
+        }
         None => {}
     }
     let format = cli.output_format;

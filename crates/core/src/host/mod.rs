@@ -40,6 +40,7 @@ mod flags;
 pub mod local;
 mod open;
 mod runner;
+mod team;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -50,7 +51,7 @@ use tokio::sync::{mpsc, watch};
 
 pub use config::{Config, DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_MAX_TURNS, ResolvedProvider, default_provider};
 pub use error::StartError;
-pub use flags::{Flags, Interaction, SessionChoice};
+pub use flags::{Flags, Interaction, SessionChoice, TeamSeat};
 /// Processes that detached from their group: the front end makes Lathe their reaper at start
 /// ([`orphans::adopt`]) and ends them at exit ([`orphans::end_adopted`]).
 pub use lathe_process::orphans;
@@ -105,6 +106,9 @@ pub struct SessionHandle {
     /// The session's MCP servers: their status as it stands (a server still starting when the
     /// session began becomes connected or failed; `/mcp`).
     pub mcp: Arc<crate::mcp::McpServers>,
+    /// The team this session leads (`--teams`), for `/team`: its members, stopping one,
+    /// coordinator mode.
+    pub team: Option<Arc<crate::team::lead::TeamHub>>,
 }
 
 /// Builds a session from a front end's flags.
@@ -113,12 +117,20 @@ pub struct SessionBuilder {
     flags: Flags,
     interaction: Interaction,
     home: Option<PathBuf>,
+    member: Option<TeamSeat>,
 }
 
 impl SessionBuilder {
     /// A builder for `flags`, headless, with Lathe's home from `$LATHE_HOME` or `~/.lathe`.
     pub fn new(flags: Flags) -> SessionBuilder {
-        SessionBuilder { flags, interaction: Interaction::Headless, home: None }
+        SessionBuilder { flags, interaction: Interaction::Headless, home: None, member: None }
+    }
+
+    /// Makes the session a teammate's ([`crate::team`]): no team or sub-agent tools, the shared
+    /// team tools on its own team, and its file writes checked against the other members'.
+    pub fn teammate(mut self, seat: TeamSeat) -> SessionBuilder {
+        self.member = Some(seat);
+        self
     }
 
     /// Who answers permission prompts.
@@ -242,6 +254,21 @@ impl SessionBuilder {
             Interaction::Headless => PlanDesk::headless(events.clone()),
         });
         let plan_file = crate::permissions::plan_file(&home, &opened.id);
+        let team_hub = team::lead_hub(
+            &self.flags,
+            self.member.is_some(),
+            &config,
+            &resolved,
+            &home,
+            &found,
+            &permissions.policy,
+        );
+        if let Some(hub) = &team_hub {
+            main_only.extend(crate::team::lead_tools::lead_tools(hub.clone()));
+        }
+        if let Some(seat) = &self.member {
+            main_only.extend(team::member_tools(&home, seat));
+        }
         main_only.push(Arc::new(ExitPlanMode::new(plans.clone(), plan_file)));
         let questions = Arc::new(match self.interaction {
             Interaction::Interactive => QuestionDesk::interactive(events.clone()),
@@ -271,7 +298,9 @@ impl SessionBuilder {
             background: background.clone(),
             fork: fork.clone(),
         };
-        let (mut tools, gate) = extensions::tools(found, tools, parent, main_only, &mut warnings);
+        let (mut tools, gate) =
+            extensions::tools(found, tools, parent, main_only, self.member.is_none(), &mut warnings);
+        tools = team::wrap(tools, team_hub.as_ref(), self.member.as_ref(), &home);
         let mut system = prompt.system;
         let mut session_context = prompt.session_context;
         if let Some(memory) = &memory {
@@ -334,6 +363,9 @@ impl SessionBuilder {
         if let Some(memory) = memory {
             agent = agent.with_memory(memory);
         }
+        if let Some(hub) = team_hub.clone() {
+            agent = agent.with_team(hub);
+        }
         if let Some(history) = opened.history {
             agent = agent.with_history(history);
         }
@@ -385,7 +417,7 @@ impl SessionBuilder {
                 .with_plans(plans)
                 .with_questions(questions);
         let task = tokio::spawn(runner.run());
-        Ok(SessionHandle { ops, events: receiver, info, task, jobs, mcp })
+        Ok(SessionHandle { ops, events: receiver, info, task, jobs, mcp, team: team_hub })
     }
 }
 
