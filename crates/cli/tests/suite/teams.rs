@@ -460,3 +460,32 @@ async fn teammates_in_worktrees_edit_the_same_file_each_in_its_own() {
         assert!(process_gone(&pid_of(&env, name)), "{name} survived");
     }
 }
+
+#[tokio::test]
+async fn teammates_end_when_the_lead_is_killed() {
+    let env = setup();
+    let server = mock(
+        json!([
+            calls("mk", &[("team_create", json!({"name": "crew"}))]),
+            calls("sp", &[spawn("alpha", "ALPHA-TASK", None)]),
+            text("LEAD waits")
+        ]),
+        json!([{"text": "never arrives", "first_byte_delay_ms": 600_000}]),
+        json!([]),
+    )
+    .await;
+    let mut command = lathe(&env, &server.url(), &["--teams", "--model", "lead-model", "--yolo", "-p", "go"]);
+    let mut lead = command.spawn().expect("lead");
+    until("alpha's request", || by_model(&server.requests(), "alpha-model").len() == 1).await;
+    let pid = pid_of(&env, "alpha");
+    lead.kill().expect("kill the lead");
+    let _ = tokio::task::spawn_blocking(move || lead.wait()).await.expect("join");
+    // Its stdin (a pipe from the lead) closed: the teammate cancels its turn and ends.
+    until("the teammate's end", || process_gone(&pid)).await;
+    let ledger = session_files(&env.home)
+        .into_iter()
+        .map(|path| std::fs::read_to_string(path).expect("session"))
+        .find(|text| text.contains("alpha-model"))
+        .expect("alpha's session file");
+    assert!(ledger.contains("ALPHA-TASK"), "{ledger}");
+}
