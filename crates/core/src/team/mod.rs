@@ -67,3 +67,7 @@ mod mailbox_tests;
 #[cfg(test)]
 #[path = "board_tests.rs"]
 mod board_tests;
+
+#[cfg(test)]
+#[path = "coordinator_tests.rs"]
+mod coordinator_tests;
