@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! The board on a real file: items, blocked-by kept both ways, the rules of taking an item.
 
 use super::TeamError;

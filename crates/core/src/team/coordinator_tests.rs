@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Coordinator mode on the lead's real tools: writes are refused while it is on, reading stays.
 
 use std::sync::Arc;

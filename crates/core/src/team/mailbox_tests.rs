@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! The mailbox on real files: messages survive a writer killed mid-write, the cursor survives a
 //! restart, a lock left by a killed process does not block, a live holder is waited for only so
 //! long, and concurrent writers lose nothing.
