@@ -30,8 +30,8 @@ pub const COMMANDS: &[CommandInfo] = &[
     CommandInfo { name: "jobs", argument: "", description: "background shell jobs: state, age, command" },
     CommandInfo {
         name: "team",
-        argument: "[stop NAME | coordinator on|off]",
-        description: "the team's members, their state and last activity (--teams)",
+        argument: "[args]",
+        description: "teammates: state, last activity; stop NAME; coordinator on|off",
     },
     CommandInfo {
         name: "report",
