@@ -4,6 +4,7 @@
 //! the log tells them apart. The team lives under the test's `LATHE_HOME/teams/crew`.
 
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
 use std::time::Duration;
 
 use lathe_mock::{LoggedRequest, MockServer, Mode, Script};
@@ -37,6 +38,18 @@ fn calls(prefix: &str, list: &[(&str, Value)]) -> Value {
         .map(|(n, (name, arguments))| json!({"id": format!("{prefix}_{n}"), "name": name, "arguments": arguments}))
         .collect();
     json!({"tool_calls": calls})
+}
+
+/// Kills the process `pid` when the test ends (fails) before it did, so that a failed test
+/// leaves no lathe running and its runtime does not wait on it.
+struct KillOnDrop(Option<u32>);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0 {
+            let _ = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+        }
+    }
 }
 
 fn text(text: &str) -> Value {
@@ -182,12 +195,15 @@ async fn a_lead_and_two_teammates_share_the_board_and_mail_and_shutdown_ends_bot
     )
     .await;
     let mut command = lathe(&env, &server.url(), &["--teams", "--model", "lead-model", "--yolo", "-p", "go"]);
-    let lead = tokio::task::spawn_blocking(move || command.output());
+    let child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("lead");
+    let mut guard = KillOnDrop(Some(child.id()));
+    let lead = tokio::task::spawn_blocking(move || child.wait_with_output());
     // The teammates start their work once the lead has sent its request after spawning them.
     until("the lead's request after the spawn", || by_model(&server.requests(), "lead-model").len() >= 6)
         .await;
     std::fs::write(env.workspace.join("go"), "").expect("go");
     let out = lead.await.expect("join").expect("lead");
+    guard.0 = None;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "TEAM DONE");
     let requests = server.requests();
@@ -291,13 +307,16 @@ async fn a_killed_teammate_is_reported_dead_and_a_restart_reads_on_from_its_curs
     )
     .await;
     let mut command = lathe(&env, &server.url(), &["--teams", "--model", "lead-model", "--yolo", "-p", "go"]);
-    let lead = tokio::task::spawn_blocking(move || command.output());
+    let child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("lead");
+    let mut guard = KillOnDrop(Some(child.id()));
+    let lead = tokio::task::spawn_blocking(move || child.wait_with_output());
     // Alpha's second turn is in flight: it is killed mid-turn.
     until("alpha's second turn", || by_model(&server.requests(), "alpha-model").len() == 3).await;
     let pid = pid_of(&env, "alpha");
     let killed = std::process::Command::new("kill").args(["-KILL", &pid]).status().expect("kill");
     assert!(killed.success());
     let out = lead.await.expect("join").expect("lead");
+    guard.0 = None;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "LEAD NOTED");
     let requests = server.requests();
@@ -319,7 +338,9 @@ async fn a_killed_teammate_is_reported_dead_and_a_restart_reads_on_from_its_curs
     let again = mock(json!([]), json!([text("ALPHA RESTARTED")]), json!([])).await;
     let mut command = lathe(&env, &again.url(), &[]);
     command.args(["--model", "alpha-model", "--yolo", "teammate", "--team", "crew", "--name", "alpha"]);
-    let teammate = tokio::task::spawn_blocking(move || command.output());
+    let child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("teammate");
+    let mut guard = KillOnDrop(Some(child.id()));
+    let teammate = tokio::task::spawn_blocking(move || child.wait_with_output());
     until("the restarted alpha's idle notice", || {
         mailbox(&env, "lead").iter().any(|m| m["kind"] == "idle" && m["text"] == "ALPHA RESTARTED")
     })
@@ -331,6 +352,7 @@ async fn a_killed_teammate_is_reported_dead_and_a_restart_reads_on_from_its_curs
     );
     lathe_core::team::mailbox::post(&team_dir(&env).join("inbox"), "alpha", &shutdown).expect("post");
     let out = teammate.await.expect("join").expect("teammate");
+    guard.0 = None;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let restarted = again.requests();
     assert_eq!(restarted.len(), 1);
