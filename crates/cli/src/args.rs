@@ -153,6 +153,11 @@ pub struct Cli {
     #[arg(long = "mcp-config", value_name = "FILE", global = true)]
     pub mcp_config: Vec<String>,
 
+    /// Agent teams: offer the lead's team tools (team_create, spawn_teammate, send_message and the
+    /// task board); teammates run as `lathe teammate` processes.
+    #[arg(long)]
+    pub teams: bool,
+
     /// Path of the GGUF model file for the local provider.
     #[arg(long, value_name = "FILE")]
     pub model_path: Option<PathBuf>,
@@ -199,6 +204,20 @@ pub enum Command {
         /// What to do.
         #[command(subcommand)]
         action: AutoModeAction,
+    },
+    /// Internal: run headless as a teammate of TEAM (a lead started with --teams starts these):
+    /// take the mail of NAME as turns, post `idle` to the lead after each, end on `shutdown`.
+    Teammate {
+        /// The team (a folder under ~/.lathe/teams).
+        #[arg(long)]
+        team: String,
+        /// This teammate's name in the team.
+        #[arg(long)]
+        name: String,
+        /// Started by a lead: its stdin is a pipe from the lead, and its end (the lead exited)
+        /// ends the teammate.
+        #[arg(long)]
+        attached: bool,
     },
 }
 
@@ -341,6 +360,7 @@ impl Cli {
             memory: self.memory.clone(),
             mcp_config: self.mcp_config.clone(),
             session,
+            teams: self.teams,
         }
     }
 }

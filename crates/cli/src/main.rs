@@ -18,6 +18,7 @@ mod report;
 mod sessions;
 mod status;
 mod stdin;
+mod teammate;
 mod tui;
 
 use std::io::IsTerminal;
@@ -121,6 +122,9 @@ async fn run(cli: Cli) -> u8 {
         Some(Command::Memory { action }) => return memory::command(&cli, action),
         Some(Command::AutoMode { action }) => return auto_mode::command(&cli, action).await,
         Some(Command::Acp) => return acp::run(cli.flags()).await,
+        Some(Command::Teammate { team, name, attached }) => {
+            return teammate::run(&cli, team, name, *attached).await;
+        }
         None => {}
     }
     let format = cli.output_format;

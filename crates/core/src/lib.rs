@@ -62,6 +62,7 @@ mod requester;
 pub mod session;
 pub(crate) mod skills;
 pub(crate) mod subagent;
+pub mod team;
 pub(crate) mod text_calls;
 pub(crate) mod tool_scope;
 pub(crate) mod tool_search;

@@ -119,6 +119,7 @@ impl App {
                 self.state.reset_session();
                 self.state.session.mcp_servers = crate::mcp::lines(&handle.info.mcp_servers);
                 self.state.jobs = handle.jobs.clone();
+                self.state.team = handle.team.clone();
                 self.last_session = Some(handle.info.id.clone());
                 self.session = Some(handle);
             }

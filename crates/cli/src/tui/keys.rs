@@ -325,6 +325,11 @@ impl UiState {
                 self.push_notice(NoticeKind::Info, &text);
                 Vec::new()
             }
+            SlashCommand::Team(argument) => {
+                let (kind, text) = super::team::command(self.team.as_deref(), argument.as_deref());
+                self.push_notice(kind, &text);
+                Vec::new()
+            }
             // The session answers once no turn is running (see `AgentEvent::Report`).
             SlashCommand::Report => vec![Action::Op(AgentOp::Report)],
             SlashCommand::Model(None) => {

@@ -29,6 +29,7 @@ mod slash;
 mod state;
 mod stream;
 mod table;
+mod team;
 mod terminal;
 mod theme;
 mod view;

@@ -29,6 +29,11 @@ pub const COMMANDS: &[CommandInfo] = &[
     CommandInfo { name: "status", argument: "", description: "session, model, permission mode, context" },
     CommandInfo { name: "jobs", argument: "", description: "background shell jobs: state, age, command" },
     CommandInfo {
+        name: "team",
+        argument: "[args]",
+        description: "teammates: state, last activity; stop NAME; coordinator on|off",
+    },
+    CommandInfo {
         name: "report",
         argument: "",
         description: "files changed, commands run, claims without evidence",
@@ -92,6 +97,8 @@ pub enum SlashCommand {
     Status,
     /// `/jobs`
     Jobs,
+    /// `/team`, `/team stop NAME`, `/team coordinator on|off`
+    Team(Option<String>),
     /// `/report`
     Report,
     /// `/goal [condition] [--check "command"]`, `/goal clear`, `/goal budget +N`
@@ -184,6 +191,7 @@ pub fn parse(line: &str) -> Result<SlashCommand, SlashError> {
         "cost" => none(SlashCommand::Cost, "cost"),
         "status" => none(SlashCommand::Status, "status"),
         "jobs" => none(SlashCommand::Jobs, "jobs"),
+        "team" => Ok(SlashCommand::Team(argument)),
         "report" => none(SlashCommand::Report, "report"),
         "goal" => Ok(SlashCommand::Goal(argument)),
         "loop" => Ok(SlashCommand::Loop(argument)),

@@ -191,6 +191,8 @@ pub struct UiState {
     pub(super) background: Vec<super::extensions::BackgroundRow>,
     /// The session's background jobs (`/jobs`, `/status`); an empty table until a session starts.
     pub jobs: std::sync::Arc<lathe_core::host::JobTable>,
+    /// The team the session leads (`--teams`), for `/team` and the status line.
+    pub team: Option<std::sync::Arc<lathe_core::team::lead::TeamHub>>,
 }
 
 impl UiState {
@@ -234,6 +236,7 @@ impl UiState {
             subagents: HashMap::new(),
             background: Vec::new(),
             jobs: std::sync::Arc::new(lathe_core::host::JobTable::new()),
+            team: None,
         }
     }
 

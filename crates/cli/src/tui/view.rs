@@ -194,6 +194,9 @@ pub fn status_line(state: &UiState, width: usize) -> Line<'static> {
     if !state.queued.is_empty() {
         parts.push((format!("{} queued", state.queued.len()), theme::warning()));
     }
+    if let Some(running) = super::team::running(state.team.as_deref()) {
+        parts.push((running, theme::dim()));
+    }
     // Before the session has started the model and the mode are not known yet: no empty parts.
     parts.retain(|(text, _)| !text.is_empty());
     let separator = " · ";

@@ -30,6 +30,8 @@ mod sessions;
 mod shell_jobs;
 mod subagents_background;
 pub mod support;
+mod teams;
+mod teams_tui;
 mod tmux;
 mod tui;
 mod web_fetch;

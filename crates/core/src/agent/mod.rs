@@ -26,6 +26,7 @@ mod rewind;
 mod rules;
 mod settings;
 mod switch;
+mod team;
 mod totals;
 mod transcript;
 mod turn;
@@ -90,6 +91,8 @@ pub struct Agent {
     background: Option<crate::subagent::background::ParentLinks>,
     /// The session's MCP servers, for what the ones starting in the background turn out to be.
     mcp: Option<Arc<crate::mcp::McpServers>>,
+    /// The team this agent leads, if teams are on.
+    team: Option<Arc<crate::team::lead::TeamHub>>,
 }
 
 impl Agent {
@@ -138,6 +141,7 @@ impl Agent {
             evaluator_model: None,
             background: None,
             mcp: None,
+            team: None,
         }
     }
 

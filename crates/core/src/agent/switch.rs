@@ -24,7 +24,7 @@ impl Agent {
 
     /// The specs a request offers now: every tool's, but `exit_plan_mode` only in plan mode.
     pub(super) fn offered_tools(&self) -> Vec<lathe_protocol::ToolSpec> {
-        crate::plan::offered(self.tools.specs(), self.permission_mode())
+        self.coordinated(crate::plan::offered(self.tools.specs(), self.permission_mode()))
     }
 
     /// The names of the tools a request offers now (`exit_plan_mode` only in plan mode), in order.

@@ -125,6 +125,8 @@ impl Agent {
         self.repair_pairing("no result was recorded for this call");
         // Background sub-agents that ended since the last request: their reports go with this one.
         self.deliver_background(events);
+        // The team's mail (teammates' messages, their idle notices, a death) likewise.
+        self.deliver_team_mail();
         if let Some(cause) = self.fit_context(events, cancel).await {
             return Some(cause);
         }
@@ -246,7 +248,13 @@ impl Agent {
             | StopReason::StopSequence
             | StopReason::PauseTurn
             | StopReason::Error
-            | StopReason::Cancelled => self.stop_hooks(&mut turn.stop_checks, events, cancel).await,
+            | StopReason::Cancelled => {
+                // A lead whose teammates still work waits for them: their mail is the next request.
+                if let Some(next) = self.wait_for_team(cancel).await {
+                    return next;
+                }
+                self.stop_hooks(&mut turn.stop_checks, events, cancel).await
+            }
         }
     }
 

@@ -32,7 +32,7 @@ pub(crate) fn discover(workspace: &std::path::Path, home: &std::path::Path) -> F
 
 /// `builtin` plus the `skill` tool (when there are skills), `main_only` (tools sub-agents never
 /// get, such as memory writes, which replace their read-only namesakes), the `task` tool and its
-/// `task_output` and `task_kill`;
+/// `task_output` and `task_kill` (unless `subagents` is false: a teammate's session);
 /// `parent` gets the tools a sub-agent may take (everything but `task` and `main_only`). The session's own tools are behind the
 /// returned gate, which a loaded skill's `allowed-tools` close until the turn ends (a sub-agent's
 /// tools are not: its `skill` calls do not restrict the parent).
@@ -41,6 +41,7 @@ pub(crate) fn tools(
     mut tools: ToolRegistry,
     parent: impl FnOnce(ToolRegistry) -> Parent,
     main_only: Vec<Arc<dyn lathe_tools::DynTool>>,
+    subagents: bool,
     warnings: &mut Vec<String>,
 ) -> (ToolRegistry, Arc<ToolGate>) {
     warnings.extend(found.warnings);
@@ -60,10 +61,12 @@ pub(crate) fn tools(
     for tool in main_only {
         tools.register(tool);
     }
-    let table = parent.background.clone();
-    tools.register(Arc::new(TaskTool::new(parent, found.agents)));
-    tools.register(Arc::new(BackgroundTool::new(table.clone(), false)));
-    tools.register(Arc::new(BackgroundTool::new(table, true)));
+    if subagents {
+        let table = parent.background.clone();
+        tools.register(Arc::new(TaskTool::new(parent, found.agents)));
+        tools.register(Arc::new(BackgroundTool::new(table.clone(), false)));
+        tools.register(Arc::new(BackgroundTool::new(table, true)));
+    }
     if !found.skills.is_empty() {
         let (tool, _) = SkillTool::new(found.skills.clone());
         tools.register(Arc::new(tool.with_gate(gate.clone())));

@@ -38,6 +38,9 @@ pub struct Flags {
     pub mcp_config: Vec<String>,
     /// Which session to open.
     pub session: SessionChoice,
+    /// `--teams`: the lead's team tools (`team_create`, `spawn_teammate`, `send_message`, the
+    /// board) are offered.
+    pub teams: bool,
 }
 
 /// Which session the builder opens.
@@ -62,4 +65,13 @@ pub enum Interaction {
     /// A person: the session emits `AgentEvent::PermissionRequest` and waits for
     /// `AgentOp::Permission` (terminal UI, web UI).
     Interactive,
+}
+
+/// The seat of a teammate's session (`lathe teammate`): its team and its name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TeamSeat {
+    /// The team's name.
+    pub team: String,
+    /// The teammate's name.
+    pub name: String,
 }

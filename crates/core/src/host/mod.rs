@@ -40,6 +40,7 @@ mod flags;
 pub mod local;
 mod open;
 mod runner;
+mod team;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -50,7 +51,7 @@ use tokio::sync::{mpsc, watch};
 
 pub use config::{Config, DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_MAX_TURNS, ResolvedProvider, default_provider};
 pub use error::StartError;
-pub use flags::{Flags, Interaction, SessionChoice};
+pub use flags::{Flags, Interaction, SessionChoice, TeamSeat};
 /// Processes that detached from their group: the front end makes Lathe their reaper at start
 /// ([`orphans::adopt`]) and ends them at exit ([`orphans::end_adopted`]).
 pub use lathe_process::orphans;
@@ -105,6 +106,9 @@ pub struct SessionHandle {
     /// The session's MCP servers: their status as it stands (a server still starting when the
     /// session began becomes connected or failed; `/mcp`).
     pub mcp: Arc<crate::mcp::McpServers>,
+    /// The team this session leads (`--teams`), for `/team`: its members, stopping one,
+    /// coordinator mode.
+    pub team: Option<Arc<crate::team::lead::TeamHub>>,
 }
 
 /// Builds a session from a front end's flags.
@@ -114,12 +118,20 @@ pub struct SessionBuilder {
     interaction: Interaction,
     home: Option<PathBuf>,
     editor: Option<Arc<dyn lathe_tools::EditorFiles>>,
+    member: Option<TeamSeat>,
 }
 
 impl SessionBuilder {
     /// A builder for `flags`, headless, with Lathe's home from `$LATHE_HOME` or `~/.lathe`.
     pub fn new(flags: Flags) -> SessionBuilder {
-        SessionBuilder { flags, interaction: Interaction::Headless, home: None, editor: None }
+        SessionBuilder { flags, interaction: Interaction::Headless, home: None, editor: None, member: None }
+    }
+
+    /// Makes the session a teammate's ([`crate::team`]): no team or sub-agent tools, the shared
+    /// team tools on its own team, and its file writes checked against the other members'.
+    pub fn teammate(mut self, seat: TeamSeat) -> SessionBuilder {
+        self.member = Some(seat);
+        self
     }
 
     /// Who answers permission prompts.
@@ -134,8 +146,7 @@ impl SessionBuilder {
         self
     }
 
-    /// Reads and writes text files through `editor` instead of the disk (see
-    /// [`lathe_tools::editor`]): a front end whose client holds the files in its buffers.
+    /// Text files are read and written through `editor` ([`lathe_tools::editor`]), not the disk.
     pub fn editor(mut self, editor: Arc<dyn lathe_tools::EditorFiles>) -> SessionBuilder {
         self.editor = Some(editor);
         self
@@ -251,6 +262,21 @@ impl SessionBuilder {
             Interaction::Headless => PlanDesk::headless(events.clone()),
         });
         let plan_file = crate::permissions::plan_file(&home, &opened.id);
+        let team_hub = team::lead_hub(
+            &self.flags,
+            self.member.is_some(),
+            &config,
+            &resolved,
+            &home,
+            &found,
+            &permissions.policy,
+        );
+        if let Some(hub) = &team_hub {
+            main_only.extend(crate::team::lead_tools::lead_tools(hub.clone()));
+        }
+        if let Some(seat) = &self.member {
+            main_only.extend(team::member_tools(&home, seat));
+        }
         main_only.push(Arc::new(ExitPlanMode::new(plans.clone(), plan_file)));
         let questions = Arc::new(match self.interaction {
             Interaction::Interactive => QuestionDesk::interactive(events.clone()),
@@ -280,7 +306,9 @@ impl SessionBuilder {
             background: background.clone(),
             fork: fork.clone(),
         };
-        let (mut tools, gate) = extensions::tools(found, tools, parent, main_only, &mut warnings);
+        let (mut tools, gate) =
+            extensions::tools(found, tools, parent, main_only, self.member.is_none(), &mut warnings);
+        tools = team::wrap(tools, team_hub.as_ref(), self.member.as_ref(), &home);
         let mut system = prompt.system;
         let mut session_context = prompt.session_context;
         if let Some(memory) = &memory {
@@ -343,6 +371,9 @@ impl SessionBuilder {
         if let Some(memory) = memory {
             agent = agent.with_memory(memory);
         }
+        if let Some(hub) = team_hub.clone() {
+            agent = agent.with_team(hub);
+        }
         if let Some(history) = opened.history {
             agent = agent.with_history(history);
         }
@@ -394,7 +425,7 @@ impl SessionBuilder {
                 .with_plans(plans)
                 .with_questions(questions);
         let task = tokio::spawn(runner.run());
-        Ok(SessionHandle { ops, events: receiver, info, task, jobs, mcp })
+        Ok(SessionHandle { ops, events: receiver, info, task, jobs, mcp, team: team_hub })
     }
 }
 

@@ -158,6 +158,9 @@ impl Runner {
         for message in self.agent.end_background().await {
             self.warn(message);
         }
+        for message in self.agent.end_team().await {
+            self.warn(message);
+        }
         let jobs = self.agent.tool_context().jobs.end_all().await;
         if !jobs.is_empty() {
             let list: Vec<String> = jobs
