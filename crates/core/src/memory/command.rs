@@ -59,31 +59,31 @@ impl MemoryCommandName {
 pub struct MemoryArgs {
     /// The operation.
     pub command: MemoryCommandName,
-    /// The memory path, e.g. /memories/project/pnpm.md (all commands but rename).
+    /// E.g. /memories/project/pnpm.md (not for rename).
     #[serde(default)]
     pub path: Option<String>,
-    /// create: the file's Markdown, optionally starting with YAML frontmatter (name, description, type, evidence, expires).
+    /// create: the Markdown (frontmatter optional).
     #[serde(default)]
     pub file_text: Option<String>,
     /// str_replace: the exact text to replace; it must occur once.
     #[serde(default)]
     pub old_str: Option<String>,
-    /// str_replace: the replacement text.
+    /// str_replace: replacement.
     #[serde(default)]
     pub new_str: Option<String>,
-    /// insert: the line after which to insert (0 = at the start).
+    /// insert: after this line (0: at the start).
     #[serde(default)]
     pub insert_line: Option<u32>,
-    /// insert: the text to insert.
+    /// insert: the text.
     #[serde(default)]
     pub insert_text: Option<String>,
-    /// rename: the current path.
+    /// rename: from.
     #[serde(default)]
     pub old_path: Option<String>,
-    /// rename: the new path.
+    /// rename: to.
     #[serde(default)]
     pub new_path: Option<String>,
-    /// view: [start, end] lines, 1-based; end -1 = to the end.
+    /// view: [start, end] lines, 1-based; -1: to the end.
     #[serde(default)]
     pub view_range: Option<Vec<i64>>,
 }

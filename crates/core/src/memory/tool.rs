@@ -25,13 +25,11 @@ use super::session::SessionMemory;
 use super::{MEMORY_TOOL, MemoryArgs, MemoryCommandName, MemoryError, Planned};
 
 const DESCRIPTION: &str = "\
-Long-term memory kept across sessions, as Markdown files under /memories/user/ (the user's, every \
-project) and /memories/project/ (this repository). Commands: view (a file or a directory), create, \
-str_replace, insert, delete, rename. Save: preferences the user states (\"always use pnpm\"), \
-corrections of how you work, project conventions not written in the code, pointers to external \
-references. Never save secrets, nor what the code or git history already says. A file may start \
-with YAML frontmatter (name, description, type: user|feedback|project|reference, evidence: paths \
-the fact rests on); Lathe fills the rest.";
+Memory across sessions: Markdown files in /memories/user/ (the user's, all projects) and \
+/memories/project/ (this repository). Save stated preferences (\"always use pnpm\"), corrections, \
+conventions not in the code, pointers to references; never secrets or what code or git history \
+says. Optional YAML frontmatter: name, description, type (user|feedback|project|reference), \
+evidence (paths).";
 
 const VIEW_DESCRIPTION: &str = "\
 Long-term memory kept across sessions, as Markdown files under /memories/user/ and \

@@ -17,10 +17,9 @@ use serde_json::Value;
 use super::{EXIT_PLAN_MODE, PlanDesk, Reviewed};
 
 const DESCRIPTION: &str = "\
-You are in plan mode: only read-only tools and commands run. When your plan is complete, call this \
-with the plan (markdown: the files to change, what to change in each, in order, and how to verify) \
-to present it to the user. They either approve it — then carry it out — or send feedback, and you \
-keep planning. Do not ask for approval in text; call this instead.";
+Plan mode: only read-only tools and commands run. When the plan is ready (markdown: files to change, \
+what in each, in order, how to verify), call this to present it; the user approves it (then carry \
+it out) or sends feedback (keep planning). Do not ask for approval in text.";
 
 /// The `exit_plan_mode` tool of a session.
 pub struct ExitPlanMode {

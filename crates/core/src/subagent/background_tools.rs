@@ -28,7 +28,7 @@ impl BackgroundTool {
     pub fn new(table: Arc<BackgroundTable>, kill: bool) -> BackgroundTool {
         let schema = json!({
             "type": "object",
-            "properties": {"id": {"type": "string", "description": "The background sub-agent's id"}},
+            "properties": {"id": {"type": "string", "description": "Sub-agent id"}},
             "required": ["id"],
             "additionalProperties": false,
         });
@@ -60,10 +60,9 @@ impl DynTool for BackgroundTool {
 
     fn spec(&self) -> ToolSpec {
         let description = if self.kill {
-            "Stop a background sub-agent started with task (run_in_background); its report is discarded."
+            "Stop a background sub-agent; its report is discarded."
         } else {
-            "Read a background sub-agent's state: while it runs, its progress; once it ended, its report \
-             (which also arrives on its own as a task-notification)."
+            "A background sub-agent's progress, or its report once it ended."
         };
         ToolSpec {
             name: self.tool_name().into(),

@@ -233,19 +233,19 @@ fn builtins() -> Vec<AgentDef> {
     vec![
         builtin(
             "explore",
-            "Fast read-only search of the codebase: finds files, definitions and usages and answers questions about the code.",
+            "Fast read-only search: finds files, definitions and usages, answers questions about the code.",
             ToolChoice::ReadOnly,
             EXPLORE_PROMPT,
         ),
         builtin(
             "plan",
-            "Read-only research that returns a step-by-step implementation plan.",
+            "Read-only research returning a step-by-step implementation plan.",
             ToolChoice::ReadOnly,
             PLAN_PROMPT,
         ),
         builtin(
             "general",
-            "A general agent with all your tools for a self-contained multi-step task.",
+            "All your tools, for a self-contained multi-step task.",
             ToolChoice::Inherit,
             GENERAL_PROMPT,
         ),

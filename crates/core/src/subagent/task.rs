@@ -42,14 +42,12 @@ impl TaskTool {
     /// The tool for `agents`, running sub-agents for `parent`.
     pub fn new(parent: Parent, agents: AgentCatalog) -> TaskTool {
         let mut description = String::from(
-            "Start a sub-agent for a self-contained job: it works in a fresh context with its own tools and \
-             returns only its final answer. Use it for broad searches and research that would fill your \
-             context, or for independent work; issue several task calls in one response to run them in \
-             parallel. Give a complete prompt: the sub-agent does not see this conversation. \
-             run_in_background: true returns its id at once and its report later as a <task-notification> \
-             (task_output reads it sooner, task_kill stops it). fork: true instead of subagent_type starts a \
-             fork that has this conversation and your tools, for a focused part of the work.\n\
-             Agent types (subagent_type):\n",
+            "Start a sub-agent for a self-contained job (broad searches, research that would fill your \
+             context, independent work); it works in a fresh context and returns only its final answer. \
+             Several task calls in one response run in parallel. Give a complete prompt: it does not see \
+             this conversation. run_in_background: its report comes later as a <task-notification> \
+             (task_output, task_kill). fork: a copy of this conversation, for a focused part.\n\
+             Agent types:\n",
         );
         for agent in agents.all() {
             description.push_str(&format!("- {}: {}\n", agent.name, agent.description));
@@ -58,11 +56,11 @@ impl TaskTool {
         let schema = json!({
             "type": "object",
             "properties": {
-                "description": {"type": "string", "description": "A short (3-5 word) summary of the job"},
-                "prompt": {"type": "string", "description": "The complete task for the sub-agent"},
-                "subagent_type": {"type": "string", "enum": names, "description": "The agent type to use"},
-                "run_in_background": {"type": "boolean", "description": "Return at once; the report comes later"},
-                "fork": {"type": "boolean", "description": "Fork this conversation (no subagent_type)"},
+                "description": {"type": "string", "description": "3-5 word summary"},
+                "prompt": {"type": "string", "description": "The complete task"},
+                "subagent_type": {"type": "string", "enum": names, "description": "Agent type"},
+                "run_in_background": {"type": "boolean", "description": "Return at once"},
+                "fork": {"type": "boolean", "description": "Fork (no subagent_type)"},
             },
             "required": ["description", "prompt"],
             "additionalProperties": false,

@@ -43,7 +43,7 @@ impl EditFile {
 /// Arguments of `edit_file`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct EditArgs {
-    /// File path (relative to the workspace or absolute).
+    /// Relative to the workspace, or absolute.
     pub path: String,
     /// Exact text to replace, including whitespace; must be unique unless replace_all.
     pub old_string: String,

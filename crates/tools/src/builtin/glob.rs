@@ -40,7 +40,7 @@ pub struct GlobArgs {
     pub pattern: String,
     /// Directory to search (default: workspace).
     pub path: Option<String>,
-    /// Also match files that .gitignore ignores and hidden files (default false).
+    /// Also gitignored and hidden files.
     pub include_ignored: Option<bool>,
 }
 
@@ -52,9 +52,8 @@ impl Tool for Glob {
     }
 
     fn description(&self) -> &'static str {
-        "Find files by glob pattern, newest first, at most 200 paths. Skips gitignored and hidden \
-         files unless the pattern names them or include_ignored is set; symlinked directories are \
-         not entered."
+        "Find files by glob, newest first, at most 200 paths. Skips gitignored and hidden files \
+         unless the pattern names them or include_ignored; symlinked directories are not entered."
     }
 
     fn effect(&self) -> Effect {

@@ -60,19 +60,19 @@ pub enum OutputMode {
 /// Arguments of `grep`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct GrepArgs {
-    /// Regular expression (Rust regex syntax).
+    /// Regex (Rust syntax).
     pub pattern: String,
     /// File or directory to search (default: workspace).
     pub path: Option<String>,
-    /// Only search files matching this glob, e.g. "*.rs".
+    /// Only files matching this glob, e.g. "*.rs".
     pub glob: Option<String>,
     /// Ignore case.
     pub case_insensitive: Option<bool>,
-    /// Lines of context around each match.
+    /// Context lines around each match.
     pub context: Option<u32>,
     /// content (default), files, or count.
     pub output_mode: Option<OutputMode>,
-    /// Also search files that .gitignore ignores and hidden files (default false).
+    /// Also gitignored and hidden files.
     pub include_ignored: Option<bool>,
 }
 
@@ -84,9 +84,8 @@ impl Tool for Grep {
     }
 
     fn description(&self) -> &'static str {
-        "Search file contents with a regex (ripgrep semantics: respects .gitignore, skips hidden and \
-         binary files unless include_ignored). Output: matching lines (path:line:text; a long line as \
-         path:line:column: and a window around the match), files, or counts; at most 100 results."
+        "Search file contents with a regex (ripgrep: respects .gitignore, skips hidden and binary files \
+         unless include_ignored). Output: path:line:text lines, files, or counts; at most 100 results."
     }
 
     fn effect(&self) -> Effect {

@@ -33,12 +33,12 @@ pub struct ListDir;
 /// Arguments of `list_dir`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ListDirArgs {
-    /// Directory path (relative to the workspace or absolute).
+    /// Relative to the workspace, or absolute.
     pub path: String,
     /// Levels to descend (default 2).
     #[schemars(range(min = 1))]
     pub depth: Option<u64>,
-    /// Also list gitignored and hidden entries (default false).
+    /// Also gitignored and hidden entries.
     pub include_ignored: Option<bool>,
 }
 

@@ -47,7 +47,7 @@ pub struct ReadFile;
 /// Arguments of `read_file`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ReadArgs {
-    /// File or directory path (relative to the workspace or absolute).
+    /// File or directory (relative to the workspace, or absolute).
     pub path: String,
     /// First line to read, 1-based.
     #[schemars(range(min = 1))]
@@ -55,7 +55,7 @@ pub struct ReadArgs {
     /// Number of lines to read (default 2000).
     #[schemars(range(min = 1))]
     pub limit: Option<u64>,
-    /// 1-based character column where the first line read starts (to page through a long line).
+    /// 1-based column the first line starts at (to page through a long line).
     #[schemars(range(min = 1))]
     pub column: Option<u64>,
 }

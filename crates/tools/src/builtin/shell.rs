@@ -108,9 +108,8 @@ impl Shell {
                 )
             }
             (_, SandboxMode::WorkspaceWrite, NetworkAccess::Off) => shell_description!(
-                "Sandbox: writes only in the workspace and temp dirs (.git hooks and config read-only); \
-                 NO network (downloads, package installs and connections to localhost servers fail; ask \
-                 the user when one is needed)."
+                "Sandbox: writes only in the workspace and temp dirs (.git hooks, config read-only); NO \
+                 network (downloads, installs, localhost servers fail; ask the user if one is needed)."
             ),
             (_, SandboxMode::WorkspaceWrite, NetworkAccess::On) => shell_description!(
                 "Sandbox: writes only in the workspace and temp dirs (.git hooks and config read-only); \
@@ -135,9 +134,9 @@ pub struct ShellArgs {
     /// Timeout in ms (default 120000, max 600000).
     #[schemars(range(min = 1))]
     pub timeout_ms: Option<u64>,
-    /// Working directory (default: workspace root).
+    /// Default: the workspace root.
     pub workdir: Option<String>,
-    /// Run as a background job (server, watcher): returns a job id for shell_output/shell_kill.
+    /// Background job (server, watcher): returns an id for shell_output/shell_kill.
     pub run_in_background: Option<bool>,
 }
 

@@ -36,7 +36,7 @@ pub struct TodoItem {
 /// Arguments of `todo_write`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct TodoArgs {
-    /// The complete, updated task list.
+    /// The complete list.
     pub items: Vec<TodoItem>,
 }
 
@@ -48,8 +48,8 @@ impl Tool for TodoWrite {
     }
 
     fn description(&self) -> &'static str {
-        "Replace your task list (shown to the user). Use it for multi-step work: one item in_progress \
-         at a time, mark items completed as soon as they are done."
+        "Replace your task list (shown to the user), for multi-step work: one item in_progress at \
+         a time; mark items completed as soon as they are done."
     }
 
     fn effect(&self) -> Effect {

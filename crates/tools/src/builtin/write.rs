@@ -35,7 +35,7 @@ pub struct WriteFile;
 /// Arguments of `write_file`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WriteArgs {
-    /// File path (relative to the workspace or absolute).
+    /// Relative to the workspace, or absolute.
     pub path: String,
     /// The complete new content.
     pub content: String,
