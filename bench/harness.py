@@ -122,6 +122,10 @@ def run_once(turns, tmp, agent=None):
     seed(workspace)
     script = os.path.join(tmp, "script.json")
     log = os.path.join(tmp, "requests.jsonl")
+    # The mock appends to its log: a second run in the same directory (a later start in the same
+    # home) starts from an empty one.
+    if os.path.exists(log):
+        os.remove(log)
     with open(script, "w") as f:
         json.dump({"turns": agent.turns(turns)}, f)
     mock = subprocess.Popen([MOCK, "--log", log, "scripted", script], stdout=subprocess.PIPE, text=True)
