@@ -71,6 +71,8 @@ pub struct Live {
     pub cancelled: bool,
     /// The core's session task.
     pub task: Option<tokio::task::JoinHandle<()>>,
+    /// Counts the prompt turns: an answer to a question of an earlier turn is stale.
+    pub turn: u64,
     last_stop: Option<StopReason>,
     calls: HashMap<String, Call>,
     warnings: Vec<String>,
@@ -87,6 +89,7 @@ impl Live {
             prompt: None,
             cancelled: false,
             task: None,
+            turn: 0,
             last_stop: None,
             calls: HashMap::new(),
             warnings: Vec::new(),
@@ -95,8 +98,15 @@ impl Live {
 
     /// Starts a prompt turn: forgets the last turn's stop and cancel.
     pub fn begin_turn(&mut self) {
+        self.turn += 1;
         self.last_stop = None;
         self.cancelled = false;
+    }
+
+    /// Whether the answer to a question asked in `turn` still counts: it is this turn's and the
+    /// turn was not cancelled (a cancel already denied what was waiting).
+    pub fn takes_answer(&self, turn: u64) -> bool {
+        self.prompt.is_some() && self.turn == turn && !self.cancelled
     }
 
     /// What to send the client for one core event (most events send nothing).

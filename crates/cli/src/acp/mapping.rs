@@ -91,11 +91,14 @@ pub fn stop_reason(
 
 /// A prompt's content blocks as Lathe's user message: text and images as they are, an embedded
 /// text resource as `<context ref="URI">` text, a resource link as a Markdown link the model can
-/// read with its tools. Audio and binary resources other than images are named, not sent.
+/// read with its tools. Audio and binary resources other than images are named, not sent; blank
+/// text is left out (a prompt of only blank text is empty).
 pub fn prompt_content(blocks: &[acp::ContentBlock]) -> Vec<Content> {
     let mut content = Vec::new();
     for block in blocks {
         match block {
+            // Blank text is no message: the provider drops it (or rejects it).
+            acp::ContentBlock::Text(text) if text.text.trim().is_empty() => {}
             acp::ContentBlock::Text(text) => content.push(Content::text(text.text.clone())),
             acp::ContentBlock::Image(image) => {
                 content.push(Content::Image { media_type: image.mime_type.clone(), data: image.data.clone() })

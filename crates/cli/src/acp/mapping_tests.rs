@@ -81,6 +81,20 @@ fn prompt_blocks_become_a_user_message() {
 }
 
 #[test]
+fn blank_text_is_no_prompt() {
+    let blocks: Vec<acp::ContentBlock> = serde_json::from_value(json!([
+        {"type": "text", "text": ""}, {"type": "text", "text": " \n\t"},
+    ]))
+    .unwrap_or_else(|e| panic!("blocks: {e}"));
+    assert_eq!(prompt_content(&blocks), Vec::<Content>::new());
+    let blocks: Vec<acp::ContentBlock> = serde_json::from_value(json!([
+        {"type": "text", "text": "  "}, {"type": "text", "text": "look"},
+    ]))
+    .unwrap_or_else(|e| panic!("blocks: {e}"));
+    assert_eq!(prompt_content(&blocks), vec![Content::text("look")]);
+}
+
+#[test]
 fn permission_modes_are_session_modes() {
     let modes = wire!(&session_modes(PermissionMode::AcceptEdits));
     assert_eq!(modes["currentModeId"], json!("accept-edits"));

@@ -25,5 +25,6 @@ mod live;
 mod mapping;
 mod replay;
 mod server;
+mod transport;
 
 pub use server::run;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use agent_client_protocol::v1::schema as acp;
 use agent_client_protocol::v1::{ConnectionTo, Responder};
-use agent_client_protocol::{Agent, Client, Stdio, on_receive_notification, on_receive_request};
+use agent_client_protocol::{Agent, Client, on_receive_notification, on_receive_request};
 use lathe_core::host::{Flags, Interaction, SessionBuilder, SessionChoice, SessionHandle};
 use lathe_protocol::{AgentEvent, AgentOp, PermissionMode};
 use tokio::sync::mpsc;
@@ -31,8 +31,9 @@ enum Inbound {
     Event(String, AgentEvent),
     /// A session's event stream closed.
     Ended(String),
-    /// The client's answer to a `session/request_permission` (`None`: cancelled or failed).
-    Answered(String, Asked, Option<String>),
+    /// The client's answer to a `session/request_permission` asked in the session's turn
+    /// (`None`: cancelled or failed).
+    Answered(String, u64, Asked, Option<String>),
 }
 
 /// Serves ACP on stdin/stdout until the client closes stdin (or a signal ends it); every session
@@ -84,7 +85,7 @@ pub async fn run(flags: Flags) -> u8 {
         on_receive_notification!(),
     );
     let result = builder
-        .connect_with(Stdio::new(), async move |cx: ConnectionTo<Client>| {
+        .connect_with(super::transport::stdio(), async move |cx: ConnectionTo<Client>| {
             let mut host =
                 Host { flags, cx: cx.clone(), inbound, sessions: HashMap::new(), client_fs: (false, false) };
             loop {
@@ -187,8 +188,8 @@ impl Host {
                     let _ = responder.respond_with_internal_error("the session ended during the prompt");
                 }
             }
-            Inbound::Answered(id, asked, chosen) => {
-                if let Some(live) = self.sessions.get(&id) {
+            Inbound::Answered(id, turn, asked, chosen) => {
+                if let Some(live) = self.sessions.get(&id).filter(|live| live.takes_answer(turn)) {
                     for op in answer(&asked, chosen.as_deref()) {
                         let _ = live.ops.send(op);
                     }
@@ -334,6 +335,7 @@ impl Host {
     /// Sends `session/request_permission`; the answer comes back as [`Inbound::Answered`].
     fn ask(&self, id: &str, request: acp::RequestPermissionRequest, asked: Asked) {
         let inbound = self.inbound.clone();
+        let turn = self.sessions.get(id).map_or(0, |live| live.turn);
         let id = id.to_string();
         let sent = self.cx.send_request(request).on_receiving_result(move |result| async move {
             let chosen = match result {
@@ -348,7 +350,7 @@ impl Host {
                     None
                 }
             };
-            let _ = inbound.send(Inbound::Answered(id, asked, chosen));
+            let _ = inbound.send(Inbound::Answered(id, turn, asked, chosen));
             Ok(())
         });
         if let Err(error) = sent {

@@ -272,9 +272,36 @@ impl Wire {
 
     /// Sends request `id` and returns its answer (the notifications before it are dropped).
     fn call(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.answer(id)
+    }
+
+    /// Writes one message.
+    fn send(&mut self, message: Value) {
+        self.raw(format!("{message}\n").as_bytes());
+    }
+
+    /// Writes bytes as they are.
+    fn raw(&mut self, bytes: &[u8]) {
         use std::io::Write;
-        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
-        writeln!(self.stdin, "{line}").expect("write");
+        self.stdin.write_all(bytes).expect("write");
+        self.stdin.flush().expect("flush");
+    }
+
+    /// The next message for which `wanted` holds (the others are dropped).
+    fn until(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            let line = self.lines.next().expect("a message").expect("read");
+            let message: Value =
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+            if wanted(&message) {
+                return message;
+            }
+        }
+    }
+
+    /// The answer to request `id` (the messages before it are dropped).
+    fn answer(&mut self, id: u64) -> Value {
         loop {
             let line = self.lines.next().expect("an answer").expect("read");
             let message: Value =
@@ -321,5 +348,72 @@ async fn a_provider_error_answers_the_prompt_with_an_error_and_the_session_goes_
     assert!(answers[3]["error"].to_string().contains("unknown permission mode"), "{}", answers[3]);
     assert_eq!(answers[4]["error"]["code"], -32602, "{}", answers[4]);
     assert_eq!(answers[5]["exit"], 0);
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_that_is_not_utf8_is_answered_and_the_connection_goes_on() {
+    let env = support::env();
+    let server = support::scripted(json!([])).await;
+    let url = server.url();
+    let answers = tokio::task::spawn_blocking(move || {
+        let mut wire = Wire::start(&env, &url);
+        let mut answers = vec![wire.call(1, "initialize", json!({"protocolVersion": 1}))];
+        wire.raw(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"foo/\xff\xfe\",\"params\":{}}\r\n");
+        answers.push(wire.answer(2));
+        answers.push(wire.call(3, "initialize", json!({"protocolVersion": 1})));
+        drop(wire.stdin);
+        answers.push(json!({"exit": wire.child.wait().expect("wait").code()}));
+        answers
+    })
+    .await
+    .expect("join");
+    assert_eq!(answers[0]["result"]["protocolVersion"], 1);
+    assert_eq!(answers[1]["error"]["code"], -32601, "{}", answers[1]);
+    assert_eq!(answers[1]["error"]["data"], "foo/\u{fffd}\u{fffd}", "{}", answers[1]);
+    assert_eq!(answers[2]["result"]["protocolVersion"], 1, "{}", answers[2]);
+    assert_eq!(answers[3]["exit"], 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_during_a_permission_prompt_leaves_no_stale_answer_behind() {
+    let env = support::env();
+    let server = support::scripted(json!([
+        {"tool_calls": [{"id": "w1", "name": "write_file", "arguments": {"path": "a.txt", "content": "x\n"}}]},
+        {"text": "Next."},
+    ]))
+    .await;
+    let url = server.url();
+    let workspace = env.workspace.clone();
+    let answers = tokio::task::spawn_blocking(move || {
+        let mut wire = Wire::start(&env, &url);
+        wire.call(1, "initialize", json!({"protocolVersion": 1}));
+        let session = wire.call(2, "session/new", json!({"cwd": workspace, "mcpServers": []}));
+        let id = session["result"]["sessionId"].clone();
+        let prompt = |text: &str| json!({"sessionId": id, "prompt": [{"type": "text", "text": text}]});
+        wire.send(
+            json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": prompt("write it")}),
+        );
+        let asked = wire.until(|message| message["method"] == "session/request_permission");
+        // As the protocol asks of a client: the cancel, then the pending question answered
+        // `cancelled`.
+        wire.send(json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": id}}));
+        wire.send(
+            json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"outcome": {"outcome": "cancelled"}}}),
+        );
+        let mut answers = vec![wire.answer(3)];
+        answers.push(wire.call(4, "session/prompt", prompt("go on")));
+        drop(wire.stdin);
+        answers.push(json!({"exit": wire.child.wait().expect("wait").code()}));
+        answers
+    })
+    .await
+    .expect("join");
+    assert_eq!(answers[0]["result"]["stopReason"], "cancelled", "{}", answers[0]);
+    assert_eq!(answers[0]["result"]["_meta"]["lathe"]["warnings"], json!([]), "{}", answers[0]);
+    assert_eq!(answers[1]["result"]["stopReason"], "end_turn", "{}", answers[1]);
+    assert_eq!(answers[1]["result"]["_meta"]["lathe"]["warnings"], json!([]), "{}", answers[1]);
+    assert_eq!(answers[2]["exit"], 0);
+    // The cancel denied the write; the second prompt was the model's second request.
     assert_eq!(server.requests().len(), 2);
 }
