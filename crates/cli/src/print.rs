@@ -301,7 +301,8 @@ impl Printer {
                 self.status.clear();
                 let answer = self.plan.as_deref().unwrap_or(final_text);
                 if !answer.is_empty() {
-                    println!("{}", answer.trim_end());
+                    // A reader that has gone (`lathe -p … | head -1`) is not the run's failure.
+                    let _ = writeln!(std::io::stdout(), "{}", answer.trim_end());
                 }
                 for line in crate::report::lines(report) {
                     eprintln!("lathe: report: {line}");

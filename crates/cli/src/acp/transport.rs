@@ -1,9 +1,10 @@
 //! Stdin and stdout as the connection's lines. As the SDK's `Stdio`, but a line that is not
 //! UTF-8 is read with its invalid bytes replaced (U+FFFD, as the TypeScript SDK's decoder does):
-//! it is then answered like any other line instead of ending the connection.
+//! it is then answered like any other line instead of ending the connection; and a client that
+//! stops reading (stdout a broken pipe) ends the connection as closing stdin does, not as an error.
 
 use futures::{Sink, Stream};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 
 /// The lines of stdin (without their line ending) and a sink writing each line to stdout,
 /// flushed.
@@ -19,14 +20,35 @@ pub fn stdio() -> agent_client_protocol::Lines<
             Err(error) => Some((Err(error), reader)),
         }
     });
-    let outgoing = futures::sink::unfold(tokio::io::stdout(), async |mut stdout, line: String| {
+    agent_client_protocol::Lines::new(Box::pin(lines_to(tokio::io::stdout())), Box::pin(incoming))
+}
+
+/// A sink writing each line to `out` with `\n`, flushed. Once the reader has gone (a write fails
+/// with `BrokenPipe`: the client closed its end), later lines are dropped instead of failing the
+/// connection: the client has left, and the connection ends when stdin does, the sessions ended
+/// as `Quit` ends them. Other write errors are the sink's errors.
+fn lines_to<W: AsyncWrite + Unpin + Send + 'static>(
+    out: W,
+) -> impl Sink<String, Error = std::io::Error> + Send + 'static {
+    futures::sink::unfold((out, false), async |(mut out, gone), line: String| {
+        if gone {
+            return Ok((out, true));
+        }
         let mut bytes = line.into_bytes();
         bytes.push(b'\n');
-        stdout.write_all(&bytes).await?;
-        stdout.flush().await?;
-        Ok::<_, std::io::Error>(stdout)
-    });
-    agent_client_protocol::Lines::new(Box::pin(outgoing), Box::pin(incoming))
+        let written = match out.write_all(&bytes).await {
+            Ok(()) => out.flush().await,
+            Err(error) => Err(error),
+        };
+        match written {
+            Ok(()) => Ok((out, false)),
+            Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => {
+                tracing::info!("acp: the client stopped reading; later messages are dropped");
+                Ok((out, true))
+            }
+            Err(error) => Err(error),
+        }
+    })
 }
 
 /// One line read from stdin as text: the line ending dropped, invalid UTF-8 replaced.
@@ -37,8 +59,25 @@ fn decode(line: &[u8]) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::expect_used)]
 mod tests {
-    use super::decode;
+    use futures::SinkExt;
+    use tokio::io::AsyncReadExt;
+
+    use super::{decode, lines_to};
+
+    #[tokio::test]
+    async fn lines_are_written_flushed_and_dropped_once_the_reader_has_gone() {
+        let (writer, mut reader) = tokio::io::duplex(64);
+        let mut sink = Box::pin(lines_to(writer));
+        sink.send("{\"a\":1}".to_string()).await.expect("written");
+        let mut read = [0u8; 8];
+        reader.read_exact(&mut read).await.expect("read");
+        assert_eq!(&read, b"{\"a\":1}\n");
+        drop(reader);
+        sink.send("{\"b\":2}".to_string()).await.expect("a broken pipe is not an error");
+        sink.send("{\"c\":3}".to_string()).await.expect("nor is a line after it");
+    }
 
     #[test]
     fn a_line_is_decoded_without_its_ending_and_invalid_bytes_are_replaced() {

@@ -376,6 +376,34 @@ async fn a_line_that_is_not_utf8_is_answered_and_the_connection_goes_on() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_stops_reading_ends_the_connection_as_closing_does() {
+    let env = support::env();
+    let server = support::scripted(json!([])).await;
+    let url = server.url();
+    let workspace = env.workspace.clone();
+    let exit = tokio::task::spawn_blocking(move || {
+        let mut wire = Wire::start(&env, &url);
+        wire.call(1, "initialize", json!({"protocolVersion": 1}));
+        wire.call(2, "session/new", json!({"cwd": workspace, "mcpServers": []}));
+        // The client closes its end of Lathe's stdout, then asks something (its answer meets a
+        // broken pipe), then closes stdin.
+        let Wire { mut child, lines, stdin } = wire;
+        drop(lines);
+        let mut wire_in = stdin;
+        use std::io::Write;
+        let asked =
+            json!({"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {"protocolVersion": 1}});
+        wire_in.write_all(format!("{asked}\n").as_bytes()).expect("write");
+        wire_in.flush().expect("flush");
+        drop(wire_in);
+        child.wait().expect("wait").code()
+    })
+    .await
+    .expect("join");
+    assert_eq!(exit, Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancel_during_a_permission_prompt_leaves_no_stale_answer_behind() {
     let env = support::env();
     let server = support::scripted(json!([
