@@ -83,12 +83,21 @@ pub fn permissions(
         sandbox: sandbox_mode,
         network,
     });
-    let sandbox = (sandbox_mode != SandboxMode::Off)
-        .then(|| Arc::new(Sandbox::new(sandbox_mode, network, policy.guard().writable_roots())));
+    let sandbox = (sandbox_mode != SandboxMode::Off).then(|| {
+        Arc::new(Sandbox::new(sandbox_mode, network, policy.guard().writable_roots()).hiding(hidden_dirs()))
+    });
     let mut remove: Vec<String> = PROVIDER_KEYS.iter().map(|name| name.to_string()).collect();
     remove.extend(layer.providers.values().filter_map(|entry| entry.api_key_env.clone()));
     let shell_env = ShellEnv { keep: layer.shell_env.keep.clone().unwrap_or_default(), remove };
     Permissions { policy: Arc::new(policy), sandbox, shell_env, warnings }
+}
+
+/// Directories shell commands must not see: `LATHE_SANDBOX_HIDE`, a `PATH`-style list (`lathe
+/// batch` hides the other tasks' workspaces and the results folder from each task's agent).
+fn hidden_dirs() -> Vec<std::path::PathBuf> {
+    std::env::var_os("LATHE_SANDBOX_HIDE")
+        .map(|list| std::env::split_paths(&list).filter(|path| path.is_absolute()).collect())
+        .unwrap_or_default()
 }
 
 /// The memory folders of a session in `workspace` (user, project, and the repository's shared
