@@ -70,17 +70,6 @@ pub enum RayError {
     Job { id: String, status: String, rows: usize, tasks: usize, message: String },
 }
 
-impl RayError {
-    /// The exit code of `lathe batch` for this error: 2 when nothing ran (no head, no `ray`),
-    /// 1 otherwise.
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            Self::Unreachable { .. } | Self::NoRayCommand { .. } => 2,
-            _ => 1,
-        }
-    }
-}
-
 /// The dashboard address for `address`: `auto` resolves as Ray's job CLI does
 /// (`RAY_API_SERVER_ADDRESS`, then an `http(s)://` `RAY_ADDRESS`, else [`DEFAULT_ADDRESS`]); an
 /// address without a scheme gets `http://`; a trailing `/` is dropped.

@@ -58,12 +58,12 @@ def next_attempt(out, job, task_id):
         return sum(1 for _ in handle)
 
 
-def error_row(task_id, attempt, node, message):
+def error_row(task, attempt, node, wall_s, message):
     """An `error` row with the results.jsonl fields: the task produced no row of its own."""
     return {
-        "id": task_id,
+        "id": task["id"],
         "status": "error",
-        "subtype": "executor",
+        "subtype": "error_executor",
         "turns": 0,
         "tool_calls": 0,
         "input_tokens": 0,
@@ -71,10 +71,12 @@ def error_row(task_id, attempt, node, message):
         "output_tokens": 0,
         "cost_usd": 0.0,
         "agent_s": 0.0,
-        "test_s": 0.0,
+        "test_s": None,
         "patch_bytes": 0,
         "attempt": attempt,
         "node": node,
+        "model": task.get("model"),
+        "wall_s": round(wall_s, 3),
         "error": message,
     }
 
@@ -108,23 +110,24 @@ def run_task(lathe, task, out, job):
             check=False,
         )
     except OSError as err:
-        return error_row(task_id, attempt, node, f"cannot run {lathe}: {err}")
+        return error_row(task, attempt, node, 0.0, f"cannot run {lathe}: {err}")
+    wall_s = time.monotonic() - started
     lines = [line for line in done.stdout.splitlines() if line.strip()]
-    if done.returncode != 0 or len(lines) != 1:
+    if done.returncode != 0 or not lines:
         tail = done.stderr[-STDERR_TAIL:].strip()
         return error_row(
-            task_id,
+            task,
             attempt,
             node,
-            f"lathe batch-task exited {done.returncode} after "
-            f"{time.monotonic() - started:.1f}s with {len(lines)} stdout lines: {tail}",
+            wall_s,
+            f"lathe batch-task ended with exit code {done.returncode} and no result row: {tail}",
         )
     try:
-        row = json.loads(lines[0])
+        row = json.loads(lines[-1])
     except ValueError as err:
-        return error_row(task_id, attempt, node, f"lathe batch-task printed no JSON row: {err}")
+        return error_row(task, attempt, node, wall_s, f"lathe batch-task printed no JSON row: {err}")
     if not isinstance(row, dict) or row.get("id") != task_id:
-        return error_row(task_id, attempt, node, "lathe batch-task printed a row for another id")
+        return error_row(task, attempt, node, wall_s, "lathe batch-task printed a row for another id")
     return row
 
 
@@ -150,6 +153,7 @@ def main():
         here = os.path.abspath(args.lathe)
         return run_task(here if os.path.exists(here) else lathe, task, args.out, args.job)
 
+    tasks_by_id = {task["id"]: task for task in tasks}
     pending = {lathe_task.remote(task): task["id"] for task in tasks}
     print(f"lathe ray driver: {len(pending)} tasks, {args.cpus_per_task} CPU each", flush=True)
     while pending:
@@ -160,7 +164,9 @@ def main():
                 row = ray.get(ref)
             except ray.exceptions.RayError as err:
                 # The worker died more often than max_retries allows, or the task was cancelled.
-                row = error_row(task_id, args.max_retries + 1, "", f"{type(err).__name__}: {err}")
+                row = error_row(
+                    tasks_by_id[task_id], args.max_retries + 1, "", 0.0, f"{type(err).__name__}: {err}"
+                )
             print(ROW_MARK + json.dumps(row), flush=True)
     return 0
 

@@ -5,6 +5,7 @@ mod auto_mode;
 mod auto_mode_local;
 mod batch;
 pub mod batch_fixtures;
+mod batch_ray;
 mod context;
 #[cfg(feature = "local")]
 mod context_local;
