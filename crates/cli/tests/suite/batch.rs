@@ -375,3 +375,85 @@ async fn a_full_results_disk_stops_the_batch_with_the_rows_so_far_intact() {
     let started = std::fs::read_dir(home.out.join("tasks")).unwrap().count();
     assert_eq!(started, rows.len() + 1, "tasks went on starting after the failed write");
 }
+
+/// `lathe batch-task --task-json TASK --out OUT ARGS` with the test's home.
+fn batch_task(home: &Home, task: &Value, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_lathe"));
+    command
+        .args(["batch-task", "--task-json", &task.to_string(), "--out"])
+        .arg(&home.out)
+        .args(args)
+        .current_dir(&home.root)
+        .env("LATHE_HOME", &home.home)
+        .env("HOME", &home.root)
+        .env_remove("ANTHROPIC_API_KEY")
+        .stdin(Stdio::null());
+    command
+}
+
+/// A fixture line merged as `lathe batch` hands it to `batch-task`.
+fn merged(line: &Value) -> Value {
+    let mut task = line.clone();
+    task["provider"] = "anthropic".into();
+    task["model"] = "claude-sonnet-4-5".into();
+    task["permission_mode"] = "accept-edits".into();
+    task
+}
+
+#[tokio::test]
+async fn batch_task_prints_exactly_one_row_and_writes_the_tasks_files() {
+    let fixture = solvable(1, 1).await;
+    let home = home();
+    let task = merged(&fixture.tasks[0].line);
+    let out = output(batch_task(&home, &task, &["--attempt", "2", "--node", "n1"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    let row: Value = serde_json::from_str(stdout.trim()).expect("row");
+    for field in [
+        "id",
+        "status",
+        "subtype",
+        "turns",
+        "tool_calls",
+        "input_tokens",
+        "cached_tokens",
+        "output_tokens",
+        "cost_usd",
+        "agent_s",
+        "test_s",
+        "patch_bytes",
+        "attempt",
+        "node",
+    ] {
+        assert!(row.get(field).is_some(), "no `{field}` in {row}");
+    }
+    assert_eq!((row["id"].as_str(), row["status"].as_str()), (Some("s01"), Some("resolved")), "{row}");
+    assert_eq!((row["subtype"].as_str(), row["attempt"].as_u64()), (Some("success"), Some(2)));
+    assert_eq!(
+        (row["node"].as_str(), row["turns"].as_u64(), row["tool_calls"].as_u64()),
+        (Some("n1"), Some(2), Some(1))
+    );
+    let dir = home.out.join("tasks/s01");
+    for file in ["session.jsonl", "patch.diff", "agent.jsonl", "test.log"] {
+        assert!(dir.join(file).is_file(), "no {file}");
+    }
+    assert!(std::fs::read_to_string(dir.join("patch.diff")).unwrap().contains("+42"));
+    // The workspace was a scratch clone: the repository itself is untouched.
+    assert!(!fixture.tasks[0].repo.join("answer.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_dies_with_a_killed_batch_task() {
+    let fixture = batch_fixtures::tasks(vec![("h01".into(), Kind::Hanging)]).await;
+    let home = home();
+    let mut task = merged(&fixture.tasks[0].line);
+    task["timeout_s"] = serde_json::json!(120);
+    let mut child = batch_task(&home, &task, &[]).stdout(Stdio::null()).spawn().expect("spawn");
+    until(30, "the agent's command to run", || fixture.tasks[0].server.requests().len() == 1).await;
+    let out_dir = home.out.display().to_string();
+    assert!(processes_mentioning(&out_dir).len() >= 2, "no agent running");
+    child.kill().expect("kill");
+    child.wait().expect("wait");
+    until(20, "the agent and its command to end", || processes_mentioning(&out_dir).is_empty()).await;
+}
