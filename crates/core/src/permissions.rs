@@ -72,6 +72,7 @@ pub fn permissions(
     let loaded = lathe_policy::settings::load_read(&settings.files, home.as_deref());
     let warnings = loaded.problems.clone();
     let (sandbox_mode, network) = sandbox_settings(layer, mode);
+    let hidden = hidden_dirs();
     let policy = Policy::new(PolicyConfig {
         mode,
         workspace: workspace.to_path_buf(),
@@ -82,9 +83,10 @@ pub fn permissions(
         plan_file: Some(plan_file(lathe_home, session_id)),
         sandbox: sandbox_mode,
         network,
-    });
+    })
+    .hiding(&hidden);
     let sandbox = (sandbox_mode != SandboxMode::Off).then(|| {
-        Arc::new(Sandbox::new(sandbox_mode, network, policy.guard().writable_roots()).hiding(hidden_dirs()))
+        Arc::new(Sandbox::new(sandbox_mode, network, policy.guard().writable_roots()).hiding(hidden))
     });
     let mut remove: Vec<String> = PROVIDER_KEYS.iter().map(|name| name.to_string()).collect();
     remove.extend(layer.providers.values().filter_map(|entry| entry.api_key_env.clone()));
@@ -92,7 +94,7 @@ pub fn permissions(
     Permissions { policy: Arc::new(policy), sandbox, shell_env, warnings }
 }
 
-/// Directories shell commands must not see: `LATHE_SANDBOX_HIDE`, a `PATH`-style list (`lathe
+/// Directories file tools and shell commands must not see: `LATHE_SANDBOX_HIDE`, a `PATH`-style list (`lathe
 /// batch` hides the other tasks' workspaces and the results folder from each task's agent).
 fn hidden_dirs() -> Vec<std::path::PathBuf> {
     std::env::var_os("LATHE_SANDBOX_HIDE")

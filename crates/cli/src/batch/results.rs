@@ -83,16 +83,21 @@ impl Results {
         &self.rows
     }
 
-    /// Appends `row` as one line (one `write` call, then flushed to the file). Refuses a second
-    /// row for an id; a failed write (a full disk) is returned and the row is not counted.
+    /// Appends `row` as one line, synced to disk. Refuses a second row for an id; a failed write
+    /// (a full disk) is cut back off the file, returned, and the row is not counted.
     pub fn append(&mut self, row: Value) -> Result<(), ResultsError> {
         let id = row["id"].as_str().ok_or_else(|| ResultsError::NoId(row.to_string()))?.to_string();
         if self.ids.contains(&id) {
             return Err(ResultsError::Duplicate(id));
         }
         let line = format!("{row}\n");
-        self.file.write_all(line.as_bytes()).map_err(io(&self.path))?;
-        self.file.sync_data().map_err(io(&self.path))?;
+        let before = self.file.metadata().map_err(io(&self.path))?.len();
+        let written = self.file.write_all(line.as_bytes()).and_then(|()| self.file.sync_data());
+        if let Err(error) = written {
+            // A write cut short (a full disk) must not leave half a line for the next run to read.
+            let _ = self.file.set_len(before);
+            return Err(io(&self.path)(error));
+        }
         self.ids.insert(id);
         self.rows.push(row);
         Ok(())

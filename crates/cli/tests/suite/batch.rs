@@ -138,3 +138,322 @@ async fn the_local_pool_resolves_exactly_the_solvable_tasks_and_times_out_the_ha
     assert!(stdout.contains("resolved rate 75.0%"), "{stdout}");
     assert!(stdout.contains("t19 timeout"), "{stdout}");
 }
+
+/// Solvable tasks `s01…` whose mocks can serve the fix `times` times over.
+async fn solvable(count: usize, times: usize) -> Fixture {
+    let specs = (0..count)
+        .map(|n| {
+            let turns = batch_fixtures::turns_for(Kind::Solvable, n as u64);
+            (format!("s{:02}", n + 1), Kind::Solvable, (0..times).flat_map(|_| turns.clone()).collect())
+        })
+        .collect();
+    batch_fixtures::custom(specs).await
+}
+
+/// Polls `done` every 20 ms until it holds; panics after `seconds`.
+async fn until(seconds: u64, what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+    while !done() {
+        assert!(std::time::Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// Pids of live processes whose command line or environment mentions `needle`.
+fn processes_mentioning(needle: &str) -> Vec<u32> {
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        if pid == std::process::id() || super::support::process_gone(&pid.to_string()) {
+            continue;
+        }
+        let read = |file: &str| std::fs::read(format!("/proc/{pid}/{file}")).unwrap_or_default();
+        if [read("cmdline"), read("environ")].iter().any(|bytes| text(bytes).contains(needle)) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_killed_mid_run_resumes_with_only_the_missing_ids_and_no_duplicate_rows() {
+    let mut specs: Vec<(String, Kind)> = (1..=4).map(|n| (format!("t{n:02}"), Kind::Solvable)).collect();
+    specs.extend([("t05".to_string(), Kind::Hanging), ("t06".to_string(), Kind::Hanging)]);
+    let mut fixture = batch_fixtures::tasks(specs).await;
+    for task in fixture.tasks.iter_mut().filter(|t| t.kind == Kind::Hanging) {
+        task.line["timeout_s"] = serde_json::json!(60);
+    }
+    let tasks = fixture.subset("resume.jsonl", &["t01", "t02", "t03", "t04", "t05", "t06"]);
+    let home = home();
+    let mut first = batch(&home, &tasks, &["--workers", "2"]).stdout(Stdio::null()).spawn().expect("spawn");
+    // Killed while the two hanging tasks run, after the four others have their rows.
+    until(60, "4 rows and both hangs running", || {
+        rows(&home).len() == 4 && fixture.tasks[4..].iter().all(|t| t.server.requests().len() == 1)
+    })
+    .await;
+    first.kill().expect("kill");
+    first.wait().expect("wait");
+    let out_dir = home.out.display().to_string();
+    until(20, "the killed batch's tasks and agents to end", || processes_mentioning(&out_dir).is_empty())
+        .await;
+    let before: Vec<usize> = fixture.tasks.iter().map(|t| t.server.requests().len()).collect();
+
+    let rerun = output(batch(&home, &tasks, &["--workers", "2"])).await;
+    assert_eq!(rerun.status.code(), Some(0), "{}", text(&rerun.stderr));
+    assert!(text(&rerun.stdout).contains("6 tasks, 4 finished already, 2 to run"), "{}", text(&rerun.stdout));
+    let rows = rows(&home);
+    let ids: Vec<&str> = rows.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    let unique: BTreeSet<&str> = ids.iter().copied().collect();
+    assert_eq!((ids.len(), unique.len()), (6, 6), "{ids:?}");
+    assert_eq!(ids_with(&rows, "resolved").len(), 4);
+    for (task, before) in fixture.tasks.iter().zip(before).take(4) {
+        assert_eq!(task.server.requests().len(), before, "{} ran again", task.id);
+    }
+    for task in &fixture.tasks[4..] {
+        assert_eq!(task.server.requests().len(), 2, "{} did not run again", task.id);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rerun_skips_finished_tasks_and_redo_runs_them_again_in_place() {
+    let fixture = solvable(2, 2).await;
+    let home = home();
+    let first = output(batch(&home, &fixture.tasks_file, &["--workers", "2"])).await;
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    assert_eq!(ids_with(&rows(&home), "resolved"), fixture.all_ids());
+    assert_eq!(fixture.requests(), 4);
+
+    let again = output(batch(&home, &fixture.tasks_file, &["--workers", "2"])).await;
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
+    assert!(text(&again.stdout).contains("2 finished already, 0 to run"), "{}", text(&again.stdout));
+    assert_eq!(fixture.requests(), 4, "a finished task ran again");
+
+    let redo = output(batch(&home, &fixture.tasks_file, &["--workers", "2", "--redo"])).await;
+    assert_eq!(redo.status.code(), Some(0), "{}", text(&redo.stderr));
+    assert!(text(&redo.stdout).contains("0 finished already, 2 to run"), "{}", text(&redo.stdout));
+    assert_eq!(fixture.requests(), 8);
+    let rows = rows(&home);
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(ids_with(&rows, "resolved"), fixture.all_ids());
+    assert_eq!(read_json(&home.out.join("summary.json"))["tasks"], 2);
+}
+
+/// Every file under `dir` (recursively) whose text contains `needle`, leaving out `skip`.
+fn files_containing(dir: &Path, needle: &str, skip: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else { return found };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.starts_with(skip) {
+            continue;
+        }
+        if path.is_dir() {
+            found.extend(files_containing(&path, needle, skip));
+        } else if text(&std::fs::read(&path).unwrap_or_default()).contains(needle) {
+            found.push(path);
+        }
+    }
+    found
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_cannot_see_another_tasks_workspace_or_the_results_and_cannot_write_memory() {
+    let home = home();
+    let tmp = home.root.join("tmp");
+    let sibling = tmp.join("lathe-batch/other.1.1/ws");
+    std::fs::create_dir_all(&sibling).unwrap();
+    std::fs::write(sibling.join("planted.txt"), "SECRET-SIBLING\n").unwrap();
+    let earlier = home.out.join("tasks/zz");
+    std::fs::create_dir_all(&earlier).unwrap();
+    std::fs::write(earlier.join("patch.diff"), "SECRET-OUT\n").unwrap();
+    let planted = sibling.join("planted.txt").display().to_string();
+    let command = format!(
+        "cat README.md; ls -a {root}; cat {planted}; cat {out}; echo END-OF-CHECK",
+        root = tmp.join("lathe-batch").display(),
+        out = earlier.join("patch.diff").display()
+    );
+    let call = |name: &str, arguments: Value| serde_json::json!({"tool_calls": [{"id": format!("call_{name}"), "name": name, "arguments": arguments}]});
+    let turns = vec![
+        call("shell", serde_json::json!({"command": command})),
+        call("read_file", serde_json::json!({"path": planted})),
+        call(
+            "memory",
+            serde_json::json!({"command": "create", "path": "/memories/note.md", "file_text": "REMEMBER-ME"}),
+        ),
+        serde_json::json!({"text": "Looked around."}),
+    ];
+    let fixture = batch_fixtures::custom(vec![("tA".into(), Kind::Solvable, turns)]).await;
+    let mut command = batch(&home, &fixture.tasks_file, &["--workers", "1"]);
+    command.env("TMPDIR", &tmp);
+    let out = output(command).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let requests = fixture.tasks[0].server.requests();
+    assert_eq!(requests.len(), 4, "{requests:?}");
+    // What the tools answered, as the model saw it in the last request.
+    let seen = super::support::tool_result_text(&requests[3].body);
+    assert!(seen.contains("# tA") && seen.contains("END-OF-CHECK"), "the shell did not run: {seen}");
+    assert!(!seen.contains("SECRET-SIBLING"), "another workspace was readable: {seen}");
+    assert!(!seen.contains("SECRET-OUT"), "the results folder was readable: {seen}");
+    assert!(
+        seen.contains("tA.") && !seen.contains("\\nother.1.1\\n"),
+        "another workspace was listed: {seen}"
+    );
+    assert!(seen.contains("which this session may not see"), "read_file was not refused: {seen}");
+    let written = files_containing(&home.home, "REMEMBER-ME", &home.home.join("sessions"));
+    assert!(written.is_empty(), "memory was written: {written:?}");
+    assert_eq!(rows(&home)[0]["status"], "empty_patch");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_is_refused_with_its_line_and_field_before_anything_runs() {
+    let fixture = solvable(1, 1).await;
+    let good = fixture.tasks[0].line.clone();
+    let with = |field: &str, value: Value| {
+        let mut line = good.clone();
+        line["id"] = serde_json::json!("second");
+        line[field] = value;
+        line.to_string()
+    };
+    let mut no_prompt = good.clone();
+    no_prompt.as_object_mut().unwrap().remove("prompt");
+    no_prompt["id"] = serde_json::json!("second");
+    let cases: Vec<(String, Vec<&str>)> = vec![
+        ("{\"id\": \"second\", \"repo\": ".to_string(), vec![":2:", "not a JSON object"]),
+        (no_prompt.to_string(), vec![":2:", "field `prompt` is missing"]),
+        (with("timeout_s", serde_json::json!("ten")), vec![":2:", "field `timeout_s`"]),
+        (with("colour", serde_json::json!("red")), vec![":2:", "unknown field `colour`"]),
+        (with("id", serde_json::json!("../up")), vec![":2:", "field `id`"]),
+        (good.to_string(), vec![":2:", "field `id`", "already"]),
+        (with("permission_mode", serde_json::json!("default")), vec![":2:", "field `permission_mode`"]),
+        (
+            with("provider", serde_json::json!("nosuch")),
+            vec![":2:", "field `provider`", "unknown provider `nosuch`"],
+        ),
+        (with("repo", serde_json::json!("/nonexistent/repo")), vec![":2:", "field `repo`", "does not exist"]),
+        (
+            with("repo", serde_json::json!("file:///nonexistent/repo.git")),
+            vec![":2:", "field `repo`", "cannot be read"],
+        ),
+        (with("base", serde_json::json!("no-such-branch")), vec![":2:", "field `base`"]),
+    ];
+    for (second, expected) in cases {
+        let home = home();
+        let tasks = home.root.join("tasks.jsonl");
+        std::fs::write(&tasks, format!("{good}\n{second}\n")).unwrap();
+        let out = output(batch(&home, &tasks, &["--workers", "1"])).await;
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{second}: {stderr}");
+        for part in expected {
+            assert!(stderr.contains(part), "{second}: `{part}` not in {stderr}");
+        }
+        assert!(!home.out.join("results.jsonl").exists(), "{second}: results were written");
+        assert_eq!(fixture.requests(), 0, "{second}: a task ran");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_results_disk_stops_the_batch_with_the_rows_so_far_intact() {
+    let fixture = solvable(12, 1).await;
+    let home = home();
+    // `ulimit -f 4`: no file this batch writes may grow past 4 blocks; the row that would cross
+    // it fails to write (EFBIG), as on a full disk.
+    let command = batch(&home, &fixture.tasks_file, &["--workers", "1"]);
+    let program = command.get_program().to_owned();
+    let args: Vec<_> = command.get_args().map(|a| a.to_owned()).collect();
+    let mut limited = Command::new("sh");
+    limited.arg("-c").arg("ulimit -f 4 && exec \"$0\" \"$@\"").arg(program).args(args);
+    limited.current_dir(&home.root).env("LATHE_HOME", &home.home).env("HOME", &home.root);
+    limited.env_remove("ANTHROPIC_API_KEY").env_remove("LATHE_PROVIDER").stdin(Stdio::null());
+    let out = output(limited).await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("cannot write a result row"), "{stderr}");
+    let rows = rows(&home);
+    assert!(!rows.is_empty() && rows.len() < 12, "{} rows", rows.len());
+    assert!(stderr.contains(&format!("stopped with {} rows", rows.len())), "{stderr}");
+    // The task whose row failed ran; none after it started.
+    let started = std::fs::read_dir(home.out.join("tasks")).unwrap().count();
+    assert_eq!(started, rows.len() + 1, "tasks went on starting after the failed write");
+}
+
+/// `lathe batch-task --task-json TASK --out OUT ARGS` with the test's home.
+fn batch_task(home: &Home, task: &Value, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_lathe"));
+    command
+        .args(["batch-task", "--task-json", &task.to_string(), "--out"])
+        .arg(&home.out)
+        .args(args)
+        .current_dir(&home.root)
+        .env("LATHE_HOME", &home.home)
+        .env("HOME", &home.root)
+        .env_remove("ANTHROPIC_API_KEY")
+        .stdin(Stdio::null());
+    command
+}
+
+/// A fixture line merged as `lathe batch` hands it to `batch-task`.
+fn merged(line: &Value) -> Value {
+    let mut task = line.clone();
+    task["provider"] = "anthropic".into();
+    task["model"] = "claude-sonnet-4-5".into();
+    task["permission_mode"] = "accept-edits".into();
+    task
+}
+
+#[tokio::test]
+async fn batch_task_prints_exactly_one_row_and_writes_the_tasks_files() {
+    let fixture = solvable(1, 1).await;
+    let home = home();
+    let task = merged(&fixture.tasks[0].line);
+    let out = output(batch_task(&home, &task, &["--attempt", "2", "--node", "n1"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    let row: Value = serde_json::from_str(stdout.trim()).expect("row");
+    for field in [
+        "id",
+        "status",
+        "subtype",
+        "turns",
+        "tool_calls",
+        "input_tokens",
+        "cached_tokens",
+        "output_tokens",
+        "cost_usd",
+        "agent_s",
+        "test_s",
+        "patch_bytes",
+        "attempt",
+        "node",
+    ] {
+        assert!(row.get(field).is_some(), "no `{field}` in {row}");
+    }
+    assert_eq!((row["id"].as_str(), row["status"].as_str()), (Some("s01"), Some("resolved")), "{row}");
+    assert_eq!((row["subtype"].as_str(), row["attempt"].as_u64()), (Some("success"), Some(2)));
+    assert_eq!(
+        (row["node"].as_str(), row["turns"].as_u64(), row["tool_calls"].as_u64()),
+        (Some("n1"), Some(2), Some(1))
+    );
+    let dir = home.out.join("tasks/s01");
+    for file in ["session.jsonl", "patch.diff", "agent.jsonl", "test.log"] {
+        assert!(dir.join(file).is_file(), "no {file}");
+    }
+    assert!(std::fs::read_to_string(dir.join("patch.diff")).unwrap().contains("+42"));
+    // The workspace was a scratch clone: the repository itself is untouched.
+    assert!(!fixture.tasks[0].repo.join("answer.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_dies_with_a_killed_batch_task() {
+    let fixture = batch_fixtures::tasks(vec![("h01".into(), Kind::Hanging)]).await;
+    let home = home();
+    let mut task = merged(&fixture.tasks[0].line);
+    task["timeout_s"] = serde_json::json!(120);
+    let mut child = batch_task(&home, &task, &[]).stdout(Stdio::null()).spawn().expect("spawn");
+    until(30, "the agent's command to run", || fixture.tasks[0].server.requests().len() == 1).await;
+    let out_dir = home.out.display().to_string();
+    assert!(processes_mentioning(&out_dir).len() >= 2, "no agent running");
+    child.kill().expect("kill");
+    child.wait().expect("wait");
+    until(20, "the agent and its command to end", || processes_mentioning(&out_dir).is_empty()).await;
+}

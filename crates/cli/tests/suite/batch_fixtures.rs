@@ -133,13 +133,20 @@ pub async fn twenty_tasks() -> Fixture {
 
 /// A task set of the given ids and kinds.
 pub async fn tasks(specs: Vec<(String, Kind)>) -> Fixture {
+    let specs =
+        specs.into_iter().enumerate().map(|(n, (id, kind))| (id, kind, turns_for(kind, n as u64))).collect();
+    custom(specs).await
+}
+
+/// A task set of the given ids and kinds with their mocks' turns given (`kind` sets only the
+/// time limit: [`HANG_TIMEOUT_S`] for [`Kind::Hanging`]).
+pub async fn custom(specs: Vec<(String, Kind, Vec<Value>)>) -> Fixture {
     let tmp = tempfile::tempdir().expect("tempdir");
     let root = tmp.path().canonicalize().expect("canonical");
     let mut tasks = Vec::new();
-    for (n, (id, kind)) in specs.into_iter().enumerate() {
+    for (n, (id, kind, turns)) in specs.into_iter().enumerate() {
         let repo = root.join("repos").join(&id);
         let base_sha = make_repo(&repo, &id);
-        let turns = turns_for(kind, n as u64);
         let script = Script::from_json(&json!({ "turns": turns }).to_string()).expect("script");
         let server = MockServer::start(Mode::Scripted(script)).await.expect("mock");
         let repo_field =
