@@ -309,12 +309,78 @@ fn stopped_and_resumed(homes: &Homes, head: &Head) {
     }
 }
 
+/// The pid of the process whose command line holds every one of `parts`, if one runs now.
+fn pid_with(parts: &[&str]) -> Option<u32> {
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|entry| {
+        let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+        let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        parts.iter().all(|part| cmdline.contains(part)).then_some(pid)
+    })
+}
+
+fn parent_of(pid: u32) -> u32 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
+    // Field 4 after the parenthesised command name.
+    let after = &stat[stat.rfind(')').expect("comm") + 2..];
+    after.split_whitespace().nth(1).expect("ppid").parse().expect("ppid")
+}
+
+/// The Ray worker running a task is killed (SIGKILL) while the task's agent hangs: Ray runs the
+/// task again (attempt 2) and the batch gets exactly one row for it; the job still SUCCEEDED.
+fn worker_death_is_retried(homes: &Homes, head: &Head) {
+    let specs = vec![("w1".to_string(), Kind::Hanging), ("w2".to_string(), Kind::Solvable)];
+    let fixture = futures_block(batch_fixtures::tasks(specs));
+    let out = fixture.tmp.path().join("out");
+    let out_text = out.display().to_string();
+    let mut child = batch(
+        homes,
+        Some(head),
+        &fixture.tasks_file,
+        &out,
+        &["--executor", "ray", "--address", &head.address],
+    )
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("lathe batch");
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let task = loop {
+        // The hanging task's agent has started once its mock served the first turn.
+        if fixture.tasks[0].server.requests().len() == 1
+            && let Some(pid) = pid_with(&["batch-task", "\"w1\"", &out_text])
+        {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "task w1 did not start within 300 s");
+        assert!(child.try_wait().expect("wait").is_none(), "lathe batch ended before w1 ran");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let worker = parent_of(task);
+    let comm = std::fs::read_to_string(format!("/proc/{worker}/cmdline")).unwrap_or_default();
+    assert!(comm.starts_with("ray::"), "the parent of batch-task is not a Ray worker: {comm:?}");
+    let killed = Command::new("kill").args(["-KILL", &worker.to_string()]).status().expect("kill");
+    assert!(killed.success());
+    let mut stderr = String::new();
+    child.stderr.take().expect("stderr").read_to_string(&mut stderr).expect("stderr");
+    let status = child.wait().expect("wait");
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    let rows = rows(&out);
+    assert_eq!(row_ids(&rows).into_iter().collect::<BTreeSet<_>>().len(), 2, "{rows:#?}");
+    assert_eq!(rows.len(), 2, "{rows:#?}");
+    let w1 = rows.iter().find(|r| r["id"] == "w1").expect("w1");
+    assert_eq!(w1["attempt"], 2, "{w1}");
+    let w2 = rows.iter().find(|r| r["id"] == "w2").expect("w2");
+    assert_eq!(w2["status"], "resolved", "{w2}");
+}
+
 #[test]
-fn ray_runs_the_batch_resumes_after_a_stopped_job_and_resolves_what_the_local_pool_does() {
+fn ray_runs_the_batch_retries_a_dead_worker_resumes_a_stopped_job_and_resolves_what_the_local_pool_does() {
     let homes = homes();
     let head = Head::start(&homes.home, &homes.lathe_home);
     let resolved_on_ray = full_run(&homes, &head);
     stopped_and_resumed(&homes, &head);
+    worker_death_is_retried(&homes, &head);
     drop(head);
 
     let fixture = futures_block(batch_fixtures::twenty_tasks());
