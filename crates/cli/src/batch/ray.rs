@@ -268,15 +268,15 @@ async fn submit(
         text
     });
     let mut tail: Vec<String> = Vec::new();
-    if let Some(stdout) = child.stdout.take() {
+    let stdout = child.stdout.take();
+    let read = async {
+        let Some(stdout) = stdout else { return Ok(()) };
         let mut stdout = BufReader::new(stdout);
         let mut line = Vec::new();
         loop {
             line.clear();
-            match stdout.read_until(b'\n', &mut line).await {
-                Ok(0) => break,
-                Ok(_) => {}
-                Err(err) => return Err(submit_error(err)),
+            if stdout.read_until(b'\n', &mut line).await? == 0 {
+                return Ok(());
             }
             let text = String::from_utf8_lossy(&line);
             let text = text.trim_end();
@@ -290,6 +290,19 @@ async fn submit(
                 }
             }
         }
+    };
+    let interrupted = tokio::select! {
+        read = read => {
+            read.map_err(submit_error)?;
+            false
+        }
+        () = stop_signal() => true,
+    };
+    if interrupted {
+        // Ctrl-C or SIGTERM: the job would go on without anyone to write its rows.
+        eprintln!("lathe batch: interrupted, stopping the Ray job {id}");
+        stop_job(ray, address, id).await;
+        let _ = child.start_kill();
     }
     let exit = child.wait().await.map_err(submit_error)?;
     let stderr_text = stderr_text.await.unwrap_or_default();
@@ -302,17 +315,54 @@ async fn submit(
             }
             (status, message)
         }
-        Err(detail) => {
+        Err(detail) if !interrupted => {
             let mut lines: Vec<&str> = stderr_text.lines().collect();
             lines.extend(tail.iter().map(String::as_str));
             let start = lines.len().saturating_sub(TAIL_LINES);
             (format!("UNKNOWN ({detail}; `ray job submit` {exit})"), lines[start..].join("\n"))
         }
+        Err(detail) => (format!("UNKNOWN ({detail})"), String::new()),
     };
+    let message = if interrupted { format!("lathe batch was interrupted; {message}") } else { message };
     if status == "SUCCEEDED" && seen.len() == wanted.len() {
         return Ok(());
     }
     Err(RayError::Job { id: id.to_string(), status, rows: seen.len(), tasks: wanted.len(), message })
+}
+
+/// Resolves on the first SIGINT or SIGTERM of this process (never, if they cannot be watched).
+async fn stop_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) {
+        (Ok(mut interrupt), Ok(mut terminate)) => {
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+            }
+        }
+        _ => std::future::pending().await,
+    }
+}
+
+/// `ray job stop ID` (it waits until the job has stopped); a failure is only reported.
+async fn stop_job(ray: &Path, address: &str, id: &str) {
+    let stopped = tokio::process::Command::new(ray)
+        .args(["job", "stop", "--address", address, id])
+        .env_remove("RAY_ADDRESS")
+        .env_remove("RAY_API_SERVER_ADDRESS")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .await;
+    match stopped {
+        Ok(output) if output.status.success() => {}
+        Ok(output) => eprintln!(
+            "lathe batch: `ray job stop {id}` failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        ),
+        Err(error) => eprintln!("lathe batch: cannot run `ray job stop {id}`: {error}"),
+    }
 }
 
 /// The job's terminal status, message and log text; waits while it is still PENDING or RUNNING.

@@ -309,6 +309,54 @@ fn stopped_and_resumed(homes: &Homes, head: &Head) {
     }
 }
 
+/// SIGTERM to `lathe batch` in the middle of a Ray batch: it stops its job (`ray job list` shows
+/// it STOPPED), keeps the rows that finished, and ends with exit 1.
+fn interrupted_batch_stops_its_job(homes: &Homes, head: &Head) {
+    let fixture = futures_block(batch_fixtures::twenty_tasks());
+    let out = fixture.tmp.path().join("out");
+    let mut child = batch(
+        homes,
+        Some(head),
+        &fixture.tasks_file,
+        &out,
+        &["--executor", "ray", "--address", &head.address],
+    )
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("lathe batch");
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+    let mut first = String::new();
+    let mut job = None;
+    while job.is_none() {
+        let mut line = String::new();
+        assert!(stderr.read_line(&mut line).expect("stderr") > 0, "no Ray job announced: {first}");
+        job = line.split_whitespace().find(|w| w.starts_with("lathe-batch-")).map(str::to_string);
+        first.push_str(&line);
+    }
+    let job = job.expect("job");
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while rows(&out).is_empty() {
+        assert!(Instant::now() < deadline, "no row within 300 s");
+        assert!(child.try_wait().expect("wait").is_none(), "lathe batch ended before a row");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let term = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().expect("kill");
+    assert!(term.success());
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).expect("stderr");
+    assert_eq!(child.wait().expect("wait").code(), Some(1), "{first}{rest}");
+    assert!(rest.contains(&format!("stopping the Ray job {job}")), "{rest}");
+    assert!(rest.contains("STOPPED"), "{rest}");
+    let jobs = String::from_utf8_lossy(&head.ray(&["job", "list"]).stdout).into_owned();
+    let ours =
+        jobs.split("JobDetails(").find(|j| j.contains(&format!("submission_id='{job}'"))).expect("job");
+    assert!(ours.contains("status=<JobStatus.STOPPED"), "{ours}");
+    let kept = rows(&out);
+    assert!(!kept.is_empty() && kept.len() < 20, "{} rows", kept.len());
+    assert_eq!(row_ids(&kept).into_iter().collect::<BTreeSet<_>>().len(), kept.len(), "{kept:#?}");
+}
+
 /// The pid of the process whose command line holds every one of `parts`, if one runs now.
 fn pid_with(parts: &[&str]) -> Option<u32> {
     std::fs::read_dir("/proc").ok()?.flatten().find_map(|entry| {
@@ -381,6 +429,7 @@ fn ray_runs_the_batch_retries_a_dead_worker_resumes_a_stopped_job_and_resolves_w
     let resolved_on_ray = full_run(&homes, &head);
     stopped_and_resumed(&homes, &head);
     worker_death_is_retried(&homes, &head);
+    interrupted_batch_stops_its_job(&homes, &head);
     drop(head);
 
     let fixture = futures_block(batch_fixtures::twenty_tasks());
