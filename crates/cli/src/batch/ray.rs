@@ -381,3 +381,7 @@ async fn job_status(address: &str, id: &str) -> Result<(String, String, String),
         return Ok((status, message, logs));
     }
 }
+
+#[cfg(test)]
+#[path = "ray_tests.rs"]
+mod tests;
