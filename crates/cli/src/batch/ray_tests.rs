@@ -1,3 +1,5 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use serde_json::json;
 
 use super::*;
@@ -29,8 +31,8 @@ fn rows_are_the_marked_lines_with_an_id_in_order() {
 
 #[tokio::test]
 async fn a_port_that_refuses_is_unreachable() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let err = check(&format!("127.0.0.1:{port}")).await.unwrap_err();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+    let err = check(&format!("127.0.0.1:{port}")).await.expect_err("no dashboard");
     assert!(matches!(err, RayError::Unreachable { .. }), "{err}");
     assert!(
         err.to_string().starts_with(&format!("no Ray dashboard answers at http://127.0.0.1:{port}")),
@@ -40,11 +42,11 @@ async fn a_port_that_refuses_is_unreachable() {
 
 #[tokio::test]
 async fn a_server_that_is_not_ray_is_unreachable() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let port = listener.local_addr().expect("addr").port();
     tokio::spawn(async move {
         use tokio::io::AsyncWriteExt;
-        let (mut socket, _) = listener.accept().await.unwrap();
+        let (mut socket, _) = listener.accept().await.expect("accept");
         let mut buf = [0u8; 1024];
         let _ = tokio::io::AsyncReadExt::read(&mut socket, &mut buf).await;
         let body = "{\"hello\": 1}";
@@ -52,8 +54,8 @@ async fn a_server_that_is_not_ray_is_unreachable() {
             "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
             body.len()
         );
-        socket.write_all(reply.as_bytes()).await.unwrap();
+        socket.write_all(reply.as_bytes()).await.expect("write");
     });
-    let err = check(&format!("http://127.0.0.1:{port}")).await.unwrap_err();
+    let err = check(&format!("http://127.0.0.1:{port}")).await.expect_err("not Ray");
     assert!(err.to_string().contains("answered no ray_version"), "{err}");
 }
