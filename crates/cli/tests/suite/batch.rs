@@ -185,7 +185,10 @@ async fn a_batch_killed_mid_run_resumes_with_only_the_missing_ids_and_no_duplica
     }
     let tasks = fixture.subset("resume.jsonl", &["t01", "t02", "t03", "t04", "t05", "t06"]);
     let home = home();
-    let mut first = batch(&home, &tasks, &["--workers", "2"]).stdout(Stdio::null()).spawn().expect("spawn");
+    let tmp = home.root.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut first = batch(&home, &tasks, &["--workers", "2"]);
+    let mut first = first.env("TMPDIR", &tmp).stdout(Stdio::null()).spawn().expect("spawn");
     // Killed while the two hanging tasks run, after the four others have their rows.
     until(60, "4 rows and both hangs running", || {
         rows(&home).len() == 4 && fixture.tasks[4..].iter().all(|t| t.server.requests().len() == 1)
@@ -198,7 +201,11 @@ async fn a_batch_killed_mid_run_resumes_with_only_the_missing_ids_and_no_duplica
         .await;
     let before: Vec<usize> = fixture.tasks.iter().map(|t| t.server.requests().len()).collect();
 
-    let rerun = output(batch(&home, &tasks, &["--workers", "2"])).await;
+    let scratch = tmp.join("lathe-batch");
+    assert_eq!(std::fs::read_dir(&scratch).unwrap().count(), 2, "the killed tasks' clones");
+    let mut rerun = batch(&home, &tasks, &["--workers", "2"]);
+    rerun.env("TMPDIR", &tmp);
+    let rerun = output(rerun).await;
     assert_eq!(rerun.status.code(), Some(0), "{}", text(&rerun.stderr));
     assert!(text(&rerun.stdout).contains("6 tasks, 4 finished already, 2 to run"), "{}", text(&rerun.stdout));
     let rows = rows(&home);
@@ -212,6 +219,8 @@ async fn a_batch_killed_mid_run_resumes_with_only_the_missing_ids_and_no_duplica
     for task in &fixture.tasks[4..] {
         assert_eq!(task.server.requests().len(), 2, "{} did not run again", task.id);
     }
+    let left: Vec<_> = std::fs::read_dir(&scratch).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert!(left.is_empty(), "scratch clones left behind: {left:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -456,4 +465,32 @@ async fn the_agent_dies_with_a_killed_batch_task() {
     child.kill().expect("kill");
     child.wait().expect("wait");
     until(20, "the agent and its command to end", || processes_mentioning(&out_dir).is_empty()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_terminal_the_progress_is_a_bar_with_counts_and_cost_and_otherwise_plain_lines() {
+    let fixture = solvable(2, 2).await;
+    let home = home();
+    let command = batch(&home, &fixture.tasks_file, &["--workers", "1"]);
+    let line: Vec<String> = std::iter::once(command.get_program().to_string_lossy().into_owned())
+        .chain(command.get_args().map(|a| format!("'{}'", a.to_string_lossy())))
+        .collect();
+    // `script` gives the batch a pseudo-terminal as stdout and copies what it wrote.
+    let mut terminal = Command::new("script");
+    terminal.args(["-qfec", &line.join(" "), "/dev/null"]).current_dir(&home.root);
+    terminal.env("LATHE_HOME", &home.home).env("HOME", &home.root).env_remove("ANTHROPIC_API_KEY");
+    let out = output(terminal).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let screen = text(&out.stdout);
+    assert!(
+        screen.contains("\r[############............] 1/2 done · 0 running · 0 failed · $0.0"),
+        "{screen:?}"
+    );
+    assert!(screen.contains("] 2/2 done · 0 running · 0 failed · $0.0"), "{screen:?}");
+    assert!(!screen.contains("[1/2] s01"), "plain lines on a terminal: {screen:?}");
+
+    let plain = output(batch(&home, &fixture.tasks_file, &["--workers", "1", "--redo"])).await;
+    let lines = text(&plain.stdout);
+    assert!(lines.contains("] s01 resolved (") || lines.contains("] s02 resolved ("), "{lines}");
+    assert!(lines.contains("[2/2] ") && !lines.contains('\r'), "{lines:?}");
 }
