@@ -494,3 +494,37 @@ async fn on_a_terminal_the_progress_is_a_bar_with_counts_and_cost_and_otherwise_
     assert!(lines.contains("] s01 resolved (") || lines.contains("] s02 resolved ("), "{lines}");
     assert!(lines.contains("[2/2] ") && !lines.contains('\r'), "{lines:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limits_an_empty_patch_a_provider_error_and_a_task_without_test_get_their_own_status() {
+    let fix = batch_fixtures::turns_for(Kind::Solvable, 0);
+    let specs = vec![
+        ("limits".to_string(), Kind::Solvable, fix.clone()),
+        ("nothing".to_string(), Kind::Solvable, vec![serde_json::json!({"text": "Nothing to do."})]),
+        (
+            "broken".to_string(),
+            Kind::Solvable,
+            vec![serde_json::json!({"error": {"status": 500, "message": "down"}})],
+        ),
+        ("untested".to_string(), Kind::Solvable, fix),
+    ];
+    let mut fixture = batch_fixtures::custom(specs).await;
+    fixture.tasks[0].line["max_turns"] = serde_json::json!(1);
+    fixture.tasks[3].line.as_object_mut().unwrap().remove("test");
+    let tasks = fixture.subset("statuses.jsonl", &["limits", "nothing", "broken", "untested"]);
+    let home = home();
+    let out = output(batch(&home, &tasks, &["--workers", "2"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let rows = rows(&home);
+    let status = |id: &str| {
+        let row = rows.iter().find(|r| r["id"] == id).unwrap();
+        (row["status"].as_str().unwrap().to_string(), row["subtype"].as_str().unwrap_or("").to_string())
+    };
+    assert_eq!(status("limits"), ("limits".into(), "error_max_turns".into()));
+    assert_eq!(status("nothing"), ("empty_patch".into(), "success".into()));
+    assert_eq!(status("broken"), ("error".into(), "error_api".into()));
+    assert_eq!(status("untested").0, "unresolved");
+    let summary = read_json(&home.out.join("summary.json"));
+    assert_eq!(summary["cost_per_resolved_usd"], Value::Null);
+    assert_eq!(summary["by_status"]["limits"], 1);
+}
