@@ -136,6 +136,9 @@ async fn the_local_pool_resolves_exactly_the_solvable_tasks_and_times_out_the_ha
     assert!((summary["cost_usd"].as_f64().unwrap() - served.cost_usd).abs() < 1e-9);
     let stdout = text(&out.stdout);
     assert!(stdout.contains("resolved rate 75.0%"), "{stdout}");
+    // The hanging agents' commands were killed with them.
+    let out_dir = home.out.display().to_string();
+    until(10, "every agent and command to end", || processes_mentioning(&out_dir).is_empty()).await;
     assert!(stdout.contains("t19 timeout"), "{stdout}");
 }
 
