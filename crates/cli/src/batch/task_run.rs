@@ -258,7 +258,8 @@ async fn agent(
         }
     }
     let out_abs = std::fs::canonicalize(out).unwrap_or_else(|_| out.to_path_buf());
-    let hide = std::env::join_paths([root.to_path_buf(), out_abs]).map_err(|e| e.to_string())?;
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let hide = std::env::join_paths([root, out_abs]).map_err(|e| e.to_string())?;
     command.env("LATHE_SANDBOX_HIDE", hide);
     let log =
         std::fs::File::create(dir.join("agent.log")).map_err(|e| format!("cannot write agent.log: {e}"))?;

@@ -271,7 +271,10 @@ fn files_containing(dir: &Path, needle: &str, skip: &Path) -> Vec<PathBuf> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_cannot_see_another_tasks_workspace_or_the_results_and_cannot_write_memory() {
     let home = home();
+    // TMPDIR through a symbolic link: hiding must compare resolved paths.
     let tmp = home.root.join("tmp");
+    std::fs::create_dir_all(home.root.join("tmp-real")).unwrap();
+    std::os::unix::fs::symlink(home.root.join("tmp-real"), &tmp).unwrap();
     let sibling = tmp.join("lathe-batch/other.1.1/ws");
     std::fs::create_dir_all(&sibling).unwrap();
     std::fs::write(sibling.join("planted.txt"), "SECRET-SIBLING\n").unwrap();
