@@ -350,6 +350,7 @@ async fn bad_input_is_refused_with_its_line_and_field_before_anything_runs() {
             vec![":2:", "field `repo`", "cannot be read"],
         ),
         (with("base", serde_json::json!("no-such-branch")), vec![":2:", "field `base`"]),
+        (with("repo", serde_json::json!("/")), vec![":2:", "field `repo`", "not a git repository"]),
     ];
     for (second, expected) in cases {
         let home = home();
