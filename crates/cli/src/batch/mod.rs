@@ -242,6 +242,9 @@ async fn check_repos(tasks: &[Task]) -> Result<(), String> {
         if !repo.is_dir() {
             return Err(format!("{}: field `repo`: {} does not exist", task.line, task.repo));
         }
+        if task_run::git(Some(repo), &["rev-parse", "--git-dir"]).await.is_err() {
+            return Err(format!("{}: field `repo`: {} is not a git repository", task.line, task.repo));
+        }
         let revision = format!("{}^{{commit}}", task.base);
         if task_run::git(Some(repo), &["rev-parse", "--verify", "--quiet", &revision]).await.is_err() {
             return Err(format!(

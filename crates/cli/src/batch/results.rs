@@ -198,3 +198,7 @@ pub fn write_json(path: &Path, value: &Value) -> Result<(), ResultsError> {
     std::fs::write(&temp, text).map_err(io(&temp))?;
     std::fs::rename(&temp, path).map_err(io(path))
 }
+
+#[cfg(test)]
+#[path = "results_tests.rs"]
+mod tests;

@@ -83,6 +83,7 @@ pub async fn run(task: &Task, out: &Path, attempt: u32, node: &str) -> Result<Va
     }
     std::fs::create_dir_all(&dir).map_err(io_err(format!("cannot create {}", dir.display())))?;
     let root = scratch_root();
+    clear_stale(&root, &task.id);
     let scratch = root.join(format!("{}.{}.{attempt}", task.id, std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(&scratch).map_err(io_err(format!("cannot create {}", scratch.display())))?;
@@ -103,6 +104,29 @@ pub async fn run(task: &Task, out: &Path, attempt: u32, node: &str) -> Result<Va
     let _ = std::fs::remove_dir_all(&scratch);
     row["wall_s"] = json!(started.elapsed().as_secs_f64());
     Ok(row)
+}
+
+/// Removes the scratch folders `<id>.<pid>.<attempt>` of this task left by a `batch-task` that
+/// no longer runs (one killed with its batch).
+fn clear_stale(root: &Path, id: &str) {
+    let Ok(entries) = std::fs::read_dir(root) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let mut parts = name.rsplitn(3, '.');
+        let (Some(_attempt), Some(pid), Some(owner)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        let Ok(pid) = pid.parse::<u32>() else { continue };
+        if owner != id {
+            continue;
+        }
+        // Gone, or a zombie nobody reaps (a container whose init does not).
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next());
+        if stat.is_empty() || state == Some("Z") {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 async fn steps(
@@ -234,7 +258,8 @@ async fn agent(
         }
     }
     let out_abs = std::fs::canonicalize(out).unwrap_or_else(|_| out.to_path_buf());
-    let hide = std::env::join_paths([root.to_path_buf(), out_abs]).map_err(|e| e.to_string())?;
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let hide = std::env::join_paths([root, out_abs]).map_err(|e| e.to_string())?;
     command.env("LATHE_SANDBOX_HIDE", hide);
     let log =
         std::fs::File::create(dir.join("agent.log")).map_err(|e| format!("cannot write agent.log: {e}"))?;

@@ -133,12 +133,13 @@ fn parse_line(line: &str, defaults: &Defaults, cwd: &Path) -> Result<Task, Strin
     }
     let repo = required(&object, "repo")?;
     let repo = if is_url(&repo) { repo } else { cwd.join(&repo).display().to_string() };
-    let permission_mode = optional_str(&object, "permission_mode")?
-        .or(defaults.permission_mode.clone())
-        .unwrap_or("accept-edits".into());
+    let (permission_mode, from) = match optional_str(&object, "permission_mode")? {
+        Some(mode) => (mode, "field `permission_mode`"),
+        None => (defaults.permission_mode.clone().unwrap_or("accept-edits".into()), "--permission-mode"),
+    };
     if !matches!(permission_mode.as_str(), "accept-edits" | "auto") {
         return Err(format!(
-            "field `permission_mode`: `{permission_mode}` is not for unattended runs (use accept-edits or auto)"
+            "{from}: `{permission_mode}` is not for unattended runs (use accept-edits or auto)"
         ));
     }
     let max_turns = match object.get("max_turns") {

@@ -136,6 +136,9 @@ async fn the_local_pool_resolves_exactly_the_solvable_tasks_and_times_out_the_ha
     assert!((summary["cost_usd"].as_f64().unwrap() - served.cost_usd).abs() < 1e-9);
     let stdout = text(&out.stdout);
     assert!(stdout.contains("resolved rate 75.0%"), "{stdout}");
+    // The hanging agents' commands were killed with them.
+    let out_dir = home.out.display().to_string();
+    until(10, "every agent and command to end", || processes_mentioning(&out_dir).is_empty()).await;
     assert!(stdout.contains("t19 timeout"), "{stdout}");
 }
 
@@ -185,7 +188,10 @@ async fn a_batch_killed_mid_run_resumes_with_only_the_missing_ids_and_no_duplica
     }
     let tasks = fixture.subset("resume.jsonl", &["t01", "t02", "t03", "t04", "t05", "t06"]);
     let home = home();
-    let mut first = batch(&home, &tasks, &["--workers", "2"]).stdout(Stdio::null()).spawn().expect("spawn");
+    let tmp = home.root.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut first = batch(&home, &tasks, &["--workers", "2"]);
+    let mut first = first.env("TMPDIR", &tmp).stdout(Stdio::null()).spawn().expect("spawn");
     // Killed while the two hanging tasks run, after the four others have their rows.
     until(60, "4 rows and both hangs running", || {
         rows(&home).len() == 4 && fixture.tasks[4..].iter().all(|t| t.server.requests().len() == 1)
@@ -198,7 +204,11 @@ async fn a_batch_killed_mid_run_resumes_with_only_the_missing_ids_and_no_duplica
         .await;
     let before: Vec<usize> = fixture.tasks.iter().map(|t| t.server.requests().len()).collect();
 
-    let rerun = output(batch(&home, &tasks, &["--workers", "2"])).await;
+    let scratch = tmp.join("lathe-batch");
+    assert_eq!(std::fs::read_dir(&scratch).unwrap().count(), 2, "the killed tasks' clones");
+    let mut rerun = batch(&home, &tasks, &["--workers", "2"]);
+    rerun.env("TMPDIR", &tmp);
+    let rerun = output(rerun).await;
     assert_eq!(rerun.status.code(), Some(0), "{}", text(&rerun.stderr));
     assert!(text(&rerun.stdout).contains("6 tasks, 4 finished already, 2 to run"), "{}", text(&rerun.stdout));
     let rows = rows(&home);
@@ -212,6 +222,8 @@ async fn a_batch_killed_mid_run_resumes_with_only_the_missing_ids_and_no_duplica
     for task in &fixture.tasks[4..] {
         assert_eq!(task.server.requests().len(), 2, "{} did not run again", task.id);
     }
+    let left: Vec<_> = std::fs::read_dir(&scratch).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert!(left.is_empty(), "scratch clones left behind: {left:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -259,7 +271,10 @@ fn files_containing(dir: &Path, needle: &str, skip: &Path) -> Vec<PathBuf> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_cannot_see_another_tasks_workspace_or_the_results_and_cannot_write_memory() {
     let home = home();
+    // TMPDIR through a symbolic link: hiding must compare resolved paths.
     let tmp = home.root.join("tmp");
+    std::fs::create_dir_all(home.root.join("tmp-real")).unwrap();
+    std::os::unix::fs::symlink(home.root.join("tmp-real"), &tmp).unwrap();
     let sibling = tmp.join("lathe-batch/other.1.1/ws");
     std::fs::create_dir_all(&sibling).unwrap();
     std::fs::write(sibling.join("planted.txt"), "SECRET-SIBLING\n").unwrap();
@@ -335,6 +350,7 @@ async fn bad_input_is_refused_with_its_line_and_field_before_anything_runs() {
             vec![":2:", "field `repo`", "cannot be read"],
         ),
         (with("base", serde_json::json!("no-such-branch")), vec![":2:", "field `base`"]),
+        (with("repo", serde_json::json!("/")), vec![":2:", "field `repo`", "not a git repository"]),
     ];
     for (second, expected) in cases {
         let home = home();
@@ -456,4 +472,66 @@ async fn the_agent_dies_with_a_killed_batch_task() {
     child.kill().expect("kill");
     child.wait().expect("wait");
     until(20, "the agent and its command to end", || processes_mentioning(&out_dir).is_empty()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_terminal_the_progress_is_a_bar_with_counts_and_cost_and_otherwise_plain_lines() {
+    let fixture = solvable(2, 2).await;
+    let home = home();
+    let command = batch(&home, &fixture.tasks_file, &["--workers", "1"]);
+    let line: Vec<String> = std::iter::once(command.get_program().to_string_lossy().into_owned())
+        .chain(command.get_args().map(|a| format!("'{}'", a.to_string_lossy())))
+        .collect();
+    // `script` gives the batch a pseudo-terminal as stdout and copies what it wrote.
+    let mut terminal = Command::new("script");
+    terminal.args(["-qfec", &line.join(" "), "/dev/null"]).current_dir(&home.root);
+    terminal.env("LATHE_HOME", &home.home).env("HOME", &home.root).env_remove("ANTHROPIC_API_KEY");
+    let out = output(terminal).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let screen = text(&out.stdout);
+    assert!(
+        screen.contains("\r[############............] 1/2 done · 0 running · 0 failed · $0.0"),
+        "{screen:?}"
+    );
+    assert!(screen.contains("] 2/2 done · 0 running · 0 failed · $0.0"), "{screen:?}");
+    assert!(!screen.contains("[1/2] s01"), "plain lines on a terminal: {screen:?}");
+
+    let plain = output(batch(&home, &fixture.tasks_file, &["--workers", "1", "--redo"])).await;
+    let lines = text(&plain.stdout);
+    assert!(lines.contains("] s01 resolved (") || lines.contains("] s02 resolved ("), "{lines}");
+    assert!(lines.contains("[2/2] ") && !lines.contains('\r'), "{lines:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limits_an_empty_patch_a_provider_error_and_a_task_without_test_get_their_own_status() {
+    let fix = batch_fixtures::turns_for(Kind::Solvable, 0);
+    let specs = vec![
+        ("limits".to_string(), Kind::Solvable, fix.clone()),
+        ("nothing".to_string(), Kind::Solvable, vec![serde_json::json!({"text": "Nothing to do."})]),
+        (
+            "broken".to_string(),
+            Kind::Solvable,
+            vec![serde_json::json!({"error": {"status": 500, "message": "down"}})],
+        ),
+        ("untested".to_string(), Kind::Solvable, fix),
+    ];
+    let mut fixture = batch_fixtures::custom(specs).await;
+    fixture.tasks[0].line["max_turns"] = serde_json::json!(1);
+    fixture.tasks[3].line.as_object_mut().unwrap().remove("test");
+    let tasks = fixture.subset("statuses.jsonl", &["limits", "nothing", "broken", "untested"]);
+    let home = home();
+    let out = output(batch(&home, &tasks, &["--workers", "2"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let rows = rows(&home);
+    let status = |id: &str| {
+        let row = rows.iter().find(|r| r["id"] == id).unwrap();
+        (row["status"].as_str().unwrap().to_string(), row["subtype"].as_str().unwrap_or("").to_string())
+    };
+    assert_eq!(status("limits"), ("limits".into(), "error_max_turns".into()));
+    assert_eq!(status("nothing"), ("empty_patch".into(), "success".into()));
+    assert_eq!(status("broken"), ("error".into(), "error_api".into()));
+    assert_eq!(status("untested").0, "unresolved");
+    let summary = read_json(&home.out.join("summary.json"));
+    assert_eq!(summary["cost_per_resolved_usd"], Value::Null);
+    assert_eq!(summary["by_status"]["limits"], 1);
 }

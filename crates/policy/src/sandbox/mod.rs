@@ -201,7 +201,8 @@ impl Sandbox {
     /// This sandbox with `dirs` hidden from commands (see [`Sandbox::hidden`]); only the
     /// bubblewrap backend can hide a directory, Landlock leaves it readable.
     pub fn hiding(mut self, dirs: Vec<PathBuf>) -> Sandbox {
-        self.hidden = dirs;
+        // Resolved, as the workspace and the writable roots are, so that "inside" compares alike.
+        self.hidden = dirs.iter().map(|dir| crate::path::real_path(dir)).collect();
         self
     }
 
