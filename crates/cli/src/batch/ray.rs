@@ -115,16 +115,17 @@ fn error_chain(err: &dyn std::error::Error) -> String {
 }
 
 /// Up-front check that a Ray dashboard answers at `address` (`GET /api/version` answers JSON
-/// with a `ray_version`); [`RayError::Unreachable`] (exit 2, nothing run) otherwise.
+/// with a `ray_version`; else [`RayError::Unreachable`]) and that the `ray` command is there
+/// (`LATHE_RAY`, else PATH; else [`RayError::NoRayCommand`]). Either error: exit 2, nothing run.
 pub async fn check(address: &str) -> Result<(), RayError> {
     let address = resolve_address(address);
     let unreachable = |detail: String| RayError::Unreachable { address: address.clone(), detail };
     let client = http_client().map_err(unreachable)?;
     let version = get_json(&client, &format!("{address}/api/version")).await.map_err(unreachable)?;
-    match version.get("ray_version").and_then(Value::as_str) {
-        Some(_) => Ok(()),
-        None => Err(unreachable(format!("{address}/api/version answered no ray_version: {version}"))),
+    if version.get("ray_version").and_then(Value::as_str).is_none() {
+        return Err(unreachable(format!("{address}/api/version answered no ray_version: {version}")));
     }
+    ray_command().map(|_| ())
 }
 
 /// The `ray` command: `LATHE_RAY` if set, else `ray` on PATH.

@@ -357,6 +357,35 @@ fn interrupted_batch_stops_its_job(homes: &Homes, head: &Head) {
     assert_eq!(row_ids(&kept).into_iter().collect::<BTreeSet<_>>().len(), kept.len(), "{kept:#?}");
 }
 
+/// A head that answers but no `ray` command to submit with: a clear message, exit 2, nothing run.
+fn no_ray_command_is_refused_before_anything_runs(homes: &Homes, head: &Head) {
+    let fixture = futures_block(batch_fixtures::twenty_tasks());
+    let out = fixture.tmp.path().join("out");
+    let missing = fixture.tmp.path().join("no-such-ray");
+    let output = run_to_end({
+        let mut command = batch(
+            homes,
+            Some(head),
+            &fixture.tasks_file,
+            &out,
+            &["--executor", "ray", "--address", &head.address],
+        );
+        command.env("LATHE_RAY", &missing);
+        command
+    });
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "cannot find the `ray` command (LATHE_RAY={} is not a file)",
+            missing.display()
+        )),
+        "{stderr}"
+    );
+    assert!(rows(&out).is_empty());
+    assert_eq!(fixture.requests(), 0);
+}
+
 /// The pid of the process whose command line holds every one of `parts`, if one runs now.
 fn pid_with(parts: &[&str]) -> Option<u32> {
     std::fs::read_dir("/proc").ok()?.flatten().find_map(|entry| {
@@ -426,6 +455,7 @@ fn worker_death_is_retried(homes: &Homes, head: &Head) {
 fn ray_runs_the_batch_retries_a_dead_worker_resumes_a_stopped_job_and_resolves_what_the_local_pool_does() {
     let homes = homes();
     let head = Head::start(&homes.home, &homes.lathe_home);
+    no_ray_command_is_refused_before_anything_runs(&homes, &head);
     let resolved_on_ray = full_run(&homes, &head);
     stopped_and_resumed(&homes, &head);
     worker_death_is_retried(&homes, &head);
