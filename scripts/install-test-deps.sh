@@ -4,7 +4,8 @@
 #   @modelcontextprotocol/server-everything   (stdio and streamable HTTP)
 #   @modelcontextprotocol/server-filesystem   (stdio)
 #   @agentclientprotocol/sdk                  (the official ACP client, driving `lathe acp`)
-# and pytest (pip) for the goal tests' check.
+# and pytest (pip) for the goal tests' check, and a Python virtual environment with Ray
+# (PyPI `ray[default]`) for the `lathe batch --executor ray` tests: .test-deps/ray-venv.
 # Installs Node.js and npm with apt-get when missing. A no-op when the pinned versions are there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,6 +37,18 @@ if ! python3 -m pytest --version >/dev/null 2>&1; then
   echo "install-test-deps: installing pytest $PYTEST_VERSION (pip)" >&2
   python3 -m pip install -q --disable-pip-version-check "pytest==$PYTEST_VERSION" >/dev/null 2>&1 ||
     python3 -m pip install -q --user --break-system-packages "pytest==$PYTEST_VERSION" >/dev/null
+fi
+
+# The Ray executor tests start a local Ray head from their own virtual environment.
+RAY_VERSION=2.60.0
+ray_venv="${LATHE_TEST_DEPS:-$PWD/.test-deps}/ray-venv"
+if [ "$("$ray_venv/bin/python" -c 'import ray; print(ray.__version__)' 2>/dev/null)" != "$RAY_VERSION" ] ||
+   [ ! -x "$ray_venv/bin/ray" ]; then
+  echo "install-test-deps: installing ray[default] $RAY_VERSION into $ray_venv (pip)" >&2
+  python3 -m venv "$ray_venv"
+  "$ray_venv/bin/python" -m pip install -q --disable-pip-version-check "ray[default]==$RAY_VERSION" >/dev/null
+  "$ray_venv/bin/ray" --version >/dev/null ||
+    { echo "install-test-deps: ray missing after pip install" >&2; exit 1; }
 fi
 
 if [ "$(installed_version @modelcontextprotocol/server-everything)" = "$EVERYTHING_VERSION" ] &&

@@ -56,19 +56,19 @@ pub struct Cli {
     pub output_format: OutputFormat,
 
     /// Provider: anthropic, openai (Chat Completions), responses, local, or a [providers.NAME] from config.
-    #[arg(long)]
+    #[arg(global = true, long)]
     pub provider: Option<String>,
 
     /// Model name (defaults to the provider's configured model).
-    #[arg(long)]
+    #[arg(global = true, long)]
     pub model: Option<String>,
 
     /// Base URL of the provider's API (Anthropic: host root; OpenAI-style: including /v1).
-    #[arg(long)]
+    #[arg(global = true, long)]
     pub base_url: Option<String>,
 
     /// Permission mode: default, accept-edits, plan, auto, dont-ask, bypass.
-    #[arg(long, value_name = "MODE")]
+    #[arg(global = true, long, value_name = "MODE")]
     pub permission_mode: Option<String>,
 
     /// Run every tool call without asking (same as --permission-mode bypass).
@@ -89,7 +89,7 @@ pub struct Cli {
     pub memory: Option<String>,
 
     /// Model requests allowed for this prompt (default 50).
-    #[arg(long)]
+    #[arg(global = true, long)]
     pub max_turns: Option<u32>,
 
     /// Tool calls of one model response that run (default 16, or less for a small local model; 0 =
@@ -98,7 +98,7 @@ pub struct Cli {
     pub max_calls_per_response: Option<u32>,
 
     /// Stop when the estimated cost reaches this many US dollars.
-    #[arg(long, value_name = "USD")]
+    #[arg(global = true, long, value_name = "USD")]
     pub max_cost: Option<f64>,
 
     /// Work toward CONDITION after the prompt: after each turn Lathe runs the --goal-check command
@@ -205,6 +205,15 @@ pub enum Command {
         #[command(subcommand)]
         action: AutoModeAction,
     },
+    /// Run every task of a task file (one JSON object a line: id, repo, base, prompt, test, …),
+    /// each as a headless run in a fresh checkout, on a local process pool or a Ray cluster;
+    /// results, patches and sessions go to --out, and a rerun skips the finished tasks.
+    /// --provider, --model, --base-url, --max-turns, --max-cost and --permission-mode give the
+    /// defaults of the tasks that leave them out.
+    Batch(crate::batch::BatchArgs),
+    /// Internal: run one task of a batch (a merged task object as JSON) and print its result row.
+    #[command(hide = true)]
+    BatchTask(crate::batch::TaskArgs),
     /// Internal: run headless as a teammate of TEAM (a lead started with --teams starts these):
     /// take the mail of NAME as turns, post `idle` to the lead after each, end on `shutdown`.
     Teammate {

@@ -9,6 +9,7 @@
 mod acp;
 mod args;
 mod auto_mode;
+mod batch;
 mod failure;
 mod mcp;
 mod memory;
@@ -122,6 +123,8 @@ async fn run(cli: Cli) -> u8 {
         Some(Command::Memory { action }) => return memory::command(&cli, action),
         Some(Command::AutoMode { action }) => return auto_mode::command(&cli, action).await,
         Some(Command::Acp) => return acp::run(cli.flags()).await,
+        Some(Command::Batch(args)) => return batch::command(&cli, args).await,
+        Some(Command::BatchTask(args)) => return batch::task_command(args).await,
         Some(Command::Teammate { team, name, attached }) => {
             return teammate::run(&cli, team, name, *attached).await;
         }

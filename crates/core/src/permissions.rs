@@ -72,6 +72,7 @@ pub fn permissions(
     let loaded = lathe_policy::settings::load_read(&settings.files, home.as_deref());
     let warnings = loaded.problems.clone();
     let (sandbox_mode, network) = sandbox_settings(layer, mode);
+    let hidden = hidden_dirs();
     let policy = Policy::new(PolicyConfig {
         mode,
         workspace: workspace.to_path_buf(),
@@ -82,13 +83,23 @@ pub fn permissions(
         plan_file: Some(plan_file(lathe_home, session_id)),
         sandbox: sandbox_mode,
         network,
+    })
+    .hiding(&hidden);
+    let sandbox = (sandbox_mode != SandboxMode::Off).then(|| {
+        Arc::new(Sandbox::new(sandbox_mode, network, policy.guard().writable_roots()).hiding(hidden))
     });
-    let sandbox = (sandbox_mode != SandboxMode::Off)
-        .then(|| Arc::new(Sandbox::new(sandbox_mode, network, policy.guard().writable_roots())));
     let mut remove: Vec<String> = PROVIDER_KEYS.iter().map(|name| name.to_string()).collect();
     remove.extend(layer.providers.values().filter_map(|entry| entry.api_key_env.clone()));
     let shell_env = ShellEnv { keep: layer.shell_env.keep.clone().unwrap_or_default(), remove };
     Permissions { policy: Arc::new(policy), sandbox, shell_env, warnings }
+}
+
+/// Directories file tools and shell commands must not see: `LATHE_SANDBOX_HIDE`, a `PATH`-style list (`lathe
+/// batch` hides the other tasks' workspaces and the results folder from each task's agent).
+fn hidden_dirs() -> Vec<std::path::PathBuf> {
+    std::env::var_os("LATHE_SANDBOX_HIDE")
+        .map(|list| std::env::split_paths(&list).filter(|path| path.is_absolute()).collect())
+        .unwrap_or_default()
 }
 
 /// The memory folders of a session in `workspace` (user, project, and the repository's shared

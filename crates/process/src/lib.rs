@@ -46,6 +46,30 @@ pub fn new_session(command: &mut Command) -> &mut Command {
     command
 }
 
+/// Makes `command`'s child get SIGKILL when the thread that started it ends (`prctl(2)`
+/// `PR_SET_PDEATHSIG`; Linux only, a no-op elsewhere): a child that must not outlive a parent
+/// killed with SIGKILL. Start it from a thread that lives as long as the parent does (a tokio
+/// worker thread, not a blocking-pool one).
+pub fn die_with_parent(command: &mut Command) -> &mut Command {
+    #[cfg(target_os = "linux")]
+    // SAFETY: `prctl` and `getppid` are async-signal-safe and touch no memory of the parent; the
+    // closure runs in the forked child before exec.
+    unsafe {
+        let parent = libc::getpid();
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent died between fork and prctl: the signal would never come.
+            if libc::getppid() != parent {
+                libc::_exit(137);
+            }
+            Ok(())
+        });
+    }
+    command
+}
+
 /// Makes `command`'s child lead a new process group (in Lathe's session).
 pub fn new_group(command: &mut Command) -> &mut Command {
     command.process_group(0)

@@ -3,6 +3,9 @@ mod ask_user;
 mod auto_mode;
 #[cfg(feature = "local")]
 mod auto_mode_local;
+mod batch;
+pub mod batch_fixtures;
+mod batch_ray;
 mod context;
 #[cfg(feature = "local")]
 mod context_local;

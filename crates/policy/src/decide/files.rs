@@ -11,9 +11,23 @@ use crate::rules::RuleKind;
 use crate::settings::too_broad;
 
 impl Ctx<'_> {
+    /// A denial when one of `reals` lies in a hidden directory.
+    fn hidden(&self, reals: &[PathBuf]) -> Option<Decision> {
+        reals.iter().find_map(|real| {
+            let dir = self.policy.hidden_dir(real)?;
+            Some(Decision::deny(
+                "hidden directory",
+                format!("{} is in {}, which this session may not see", real.display(), dir.display()),
+            ))
+        })
+    }
+
     pub(super) fn read(&self, paths: &[PathBuf]) -> Decision {
         let refs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
         let reals: Vec<PathBuf> = paths.iter().map(|p| crate::path::real_path(p)).collect();
+        if let Some(denied) = self.hidden(&reals) {
+            return denied;
+        }
         let all: Vec<&Path> = refs.iter().copied().chain(reals.iter().map(PathBuf::as_path)).collect();
         if let Some(rule) = self.rules.find(RuleKind::Deny, |rule| rule.matches_path(self.tool, false, &all))
         {
@@ -67,6 +81,9 @@ impl Ctx<'_> {
 
     pub(super) fn write(&self, paths: &[PathBuf]) -> Decision {
         let reals: Vec<PathBuf> = paths.iter().map(|p| crate::path::real_path(p)).collect();
+        if let Some(denied) = self.hidden(&reals) {
+            return denied;
+        }
         let all: Vec<&Path> = paths.iter().chain(&reals).map(PathBuf::as_path).collect();
         if let Some(rule) = self.rules.find(RuleKind::Deny, |rule| rule.matches_path(self.tool, true, &all)) {
             return Decision::deny(

@@ -149,6 +149,8 @@ pub struct Policy {
     sandbox: SandboxMode,
     network: NetworkAccess,
     sandbox_notice_given: AtomicBool,
+    /// Directories no file tool reads or writes, outside the workspace ([`Policy::hiding`]).
+    hidden: Vec<PathBuf>,
 }
 
 /// What a [`Policy`] is built from.
@@ -196,7 +198,24 @@ impl Policy {
             sandbox: config.sandbox,
             network: config.network,
             sandbox_notice_given: AtomicBool::new(false),
+            hidden: Vec::new(),
         }
+    }
+
+    /// This policy with `dirs` closed to file tools (reads and writes denied in every mode),
+    /// except the workspace where it lies inside one: what a sandbox hiding the same dirs keeps
+    /// from shell commands ([`crate::sandbox::Sandbox::hiding`]).
+    pub fn hiding(mut self, dirs: &[PathBuf]) -> Policy {
+        self.hidden = dirs.iter().map(|dir| crate::path::real_path(dir)).collect();
+        self
+    }
+
+    /// The hidden directory `real` (a resolved path) lies in, unless it is in the workspace.
+    pub(crate) fn hidden_dir(&self, real: &Path) -> Option<&Path> {
+        if self.writable.first().is_some_and(|workspace| real.starts_with(workspace)) {
+            return None;
+        }
+        self.hidden.iter().find(|dir| real.starts_with(dir)).map(PathBuf::as_path)
     }
 
     /// A policy with no rules for `workspace` under `mode` (tests, tools run outside a session).

@@ -32,6 +32,37 @@ pub(super) fn probe(network: NetworkAccess) -> Result<PathBuf, BwrapFailure> {
     }
 }
 
+/// The bind mounts of `sandbox`'s view for the paths `keep` accepts, in the order that makes
+/// the narrower rules win: writable roots, shielded git dirs, git's writable parts, read-only
+/// paths. In `read-only` mode only the workspace (the first root) is bound, read-only, and only
+/// when it lies inside a hidden directory (elsewhere `/` already shows it).
+fn binds(sandbox: &Sandbox, command: &mut std::process::Command, keep: impl Fn(&Path) -> bool) {
+    if sandbox.mode != SandboxMode::WorkspaceWrite {
+        let hidden = |path: &Path| sandbox.hidden.iter().any(|dir| path.starts_with(dir));
+        if let Some(root) =
+            sandbox.writable.first().filter(|root| root.is_dir() && hidden(root) && keep(root))
+        {
+            command.arg("--ro-bind").arg(root).arg(root);
+        }
+        return;
+    }
+    for root in sandbox.writable.iter().filter(|root| root.is_dir() && keep(root)) {
+        command.arg("--bind").arg(root).arg(root);
+    }
+    for dir in sandbox.shield.iter().filter(|dir| dir.exists() && keep(dir)) {
+        command.arg("--ro-bind").arg(dir).arg(dir);
+    }
+    for dir in sandbox.git_writable.iter().filter(|dir| dir.is_dir() && keep(dir)) {
+        command.arg("--bind").arg(dir).arg(dir);
+    }
+    if keep(Path::new("/dev/shm")) {
+        command.args(["--bind-try", "/dev/shm", "/dev/shm"]);
+    }
+    for dir in sandbox.read_only.iter().filter(|dir| dir.exists() && keep(dir)) {
+        command.arg("--ro-bind").arg(dir).arg(dir);
+    }
+}
+
 pub(super) fn command(
     sandbox: &Sandbox,
     bwrap: &Path,
@@ -53,20 +84,15 @@ pub(super) fn command(
         "--proc",
         "/proc",
     ]);
-    if sandbox.mode == SandboxMode::WorkspaceWrite {
-        for root in sandbox.writable.iter().filter(|root| root.is_dir()) {
-            command.arg("--bind").arg(root).arg(root);
+    binds(sandbox, &mut command, |_| true);
+    if !sandbox.hidden.is_empty() {
+        // An empty tmpfs over each hidden directory, then what of the sandbox's own view lies
+        // inside one bound again (the workspace of a batch task inside the hidden batch root).
+        for dir in sandbox.hidden.iter().filter(|dir| dir.is_dir()) {
+            command.arg("--tmpfs").arg(dir);
         }
-        for dir in sandbox.shield.iter().filter(|dir| dir.exists()) {
-            command.arg("--ro-bind").arg(dir).arg(dir);
-        }
-        for dir in sandbox.git_writable.iter().filter(|dir| dir.is_dir()) {
-            command.arg("--bind").arg(dir).arg(dir);
-        }
-        command.args(["--bind-try", "/dev/shm", "/dev/shm"]);
-        for dir in sandbox.read_only.iter().filter(|dir| dir.exists()) {
-            command.arg("--ro-bind").arg(dir).arg(dir);
-        }
+        let inside = |path: &Path| sandbox.hidden.iter().any(|dir| path.starts_with(dir));
+        binds(sandbox, &mut command, inside);
     }
     if sandbox.network == NetworkAccess::Off {
         command.arg("--unshare-net");

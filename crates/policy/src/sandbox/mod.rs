@@ -139,6 +139,10 @@ pub struct Sandbox {
     /// Paths inside `writable` that stay read-only (`.lathe`, `.claude`, a worktree's `.git` file,
     /// the hooks and config of the repository's git dir).
     pub read_only: Vec<PathBuf>,
+    /// Directories commands must not see at all (bubblewrap mounts an empty tmpfs over each),
+    /// except the parts of `writable` inside them, which stay as bound; set with
+    /// [`Sandbox::hiding`]. Used to keep the other tasks of a batch out of a task's view.
+    pub hidden: Vec<PathBuf>,
     /// What is checked after each command ([`Sandbox::watch_git`]).
     watched: Vec<git::Watched>,
     /// `.lathe`, `.claude` and `.mcp.json` of the workspace (settings, hooks and MCP servers the
@@ -161,6 +165,7 @@ impl Sandbox {
                 shield,
                 git_writable,
                 read_only,
+                hidden: Vec::new(),
                 watched,
                 settings_dirs,
             };
@@ -187,9 +192,18 @@ impl Sandbox {
             shield: git.shield,
             git_writable: git.writable,
             read_only,
+            hidden: Vec::new(),
             watched: git.watched,
             settings_dirs,
         }
+    }
+
+    /// This sandbox with `dirs` hidden from commands (see [`Sandbox::hidden`]); only the
+    /// bubblewrap backend can hide a directory, Landlock leaves it readable.
+    pub fn hiding(mut self, dirs: Vec<PathBuf>) -> Sandbox {
+        // Resolved, as the workspace and the writable roots are, so that "inside" compares alike.
+        self.hidden = dirs.iter().map(|dir| crate::path::real_path(dir)).collect();
+        self
     }
 
     /// What the writable git dirs and the workspace's settings dirs hold now; after the command

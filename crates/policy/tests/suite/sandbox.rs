@@ -129,3 +129,49 @@ fn network_off_cannot_reach_a_listener_on_loopback() {
     assert!(!blocked.status.success(), "network off: {blocked:?}");
     assert!(!String::from_utf8_lossy(&blocked.stdout).contains("connected"));
 }
+
+#[test]
+fn a_hidden_directory_is_empty_to_commands_and_closed_to_file_tools_except_the_workspace_inside_it() {
+    let Some(_) = backend_or_fallback() else { return };
+    if !matches!(backend(NetworkAccess::Off), Ok(Backend::Bubblewrap(_))) {
+        eprintln!("SKIPPED: only bubblewrap hides directories");
+        return;
+    }
+    let f = fixture();
+    // The workspace inside the hidden root, a sibling beside it.
+    let root = f.out.join("batch");
+    let (own, sibling) = (root.join("a/ws"), root.join("b/ws"));
+    for dir in [&own, &sibling] {
+        std::fs::create_dir_all(dir).expect("dirs");
+    }
+    std::fs::write(sibling.join("planted.txt"), "SECRET\n").expect("planted");
+    std::fs::write(own.join("mine.txt"), "mine\n").expect("mine");
+    for mode in [SandboxMode::WorkspaceWrite, SandboxMode::ReadOnly] {
+        let sandbox = Sandbox::new(mode, NetworkAccess::Off, vec![own.clone()]).hiding(vec![root.clone()]);
+        let seen = run(
+            &sandbox,
+            &format!("cat mine.txt; ls {}; cat {}/planted.txt", root.display(), sibling.display()),
+            &own,
+        );
+        let stdout = String::from_utf8_lossy(&seen.stdout);
+        assert!(stdout.starts_with("mine\na\n"), "{mode:?}: {seen:?}");
+        assert!(!stdout.contains('b') && !stdout.contains("SECRET"), "{mode:?}: {seen:?}");
+    }
+    let writable = Sandbox::new(SandboxMode::WorkspaceWrite, NetworkAccess::Off, vec![own.clone()])
+        .hiding(vec![root.clone()]);
+    assert!(run(&writable, "echo ok > ./x", &own).status.success());
+    assert_eq!(std::fs::read_to_string(own.join("x")).expect("x"), "ok\n");
+
+    let policy = Policy::new(PolicyConfig {
+        mode: PermissionMode::Bypass,
+        workspace: own.clone(),
+        ..PolicyConfig::default()
+    })
+    .hiding(std::slice::from_ref(&root));
+    let read = policy.decide("read_file", &Access::Read(vec![sibling.join("planted.txt")]));
+    assert_eq!(read.verdict, Verdict::Deny, "{read:?}");
+    let write = policy.decide("write_file", &Access::Write(vec![sibling.join("new.txt")]));
+    assert_eq!(write.verdict, Verdict::Deny, "{write:?}");
+    let own_read = policy.decide("read_file", &Access::Read(vec![own.join("mine.txt")]));
+    assert_eq!(own_read.verdict, Verdict::Allow, "{own_read:?}");
+}
