@@ -197,11 +197,26 @@ async fn a_batch_killed_mid_run_resumes_with_only_the_missing_ids_and_no_duplica
         rows(&home).len() == 4 && fixture.tasks[4..].iter().all(|t| t.server.requests().len() == 1)
     })
     .await;
+    // …and their `sleep` runs (killed while it is being started, bubblewrap could miss its
+    // parent's death: it sets its death signal only after the fork).
+    let out_dir = home.out.display().to_string();
+    let sleeping = || {
+        let comm = |pid: &u32| std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        processes_mentioning(&out_dir).iter().filter(|pid| comm(pid).trim() == "sleep").count()
+    };
+    until(30, "both hanging commands to run", || sleeping() == 2).await;
     first.kill().expect("kill");
     first.wait().expect("wait");
-    let out_dir = home.out.display().to_string();
-    until(20, "the killed batch's tasks and agents to end", || processes_mentioning(&out_dir).is_empty())
-        .await;
+    let left = || {
+        let show = |pid: &u32| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            format!("{stat} {}", text(&std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default()))
+        };
+        processes_mentioning(&out_dir).iter().map(show).collect::<Vec<_>>()
+    };
+    let waited =
+        tokio::time::timeout(std::time::Duration::from_secs(20), until(30, "", || left().is_empty()));
+    assert!(waited.await.is_ok(), "still running after the kill: {:#?}", left());
     let before: Vec<usize> = fixture.tasks.iter().map(|t| t.server.requests().len()).collect();
 
     let scratch = tmp.join("lathe-batch");
@@ -466,9 +481,12 @@ async fn the_agent_dies_with_a_killed_batch_task() {
     let mut task = merged(&fixture.tasks[0].line);
     task["timeout_s"] = serde_json::json!(120);
     let mut child = batch_task(&home, &task, &[]).stdout(Stdio::null()).spawn().expect("spawn");
-    until(30, "the agent's command to run", || fixture.tasks[0].server.requests().len() == 1).await;
     let out_dir = home.out.display().to_string();
-    assert!(processes_mentioning(&out_dir).len() >= 2, "no agent running");
+    let sleeping = || {
+        let comm = |pid: &u32| std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        processes_mentioning(&out_dir).iter().any(|pid| comm(pid).trim() == "sleep")
+    };
+    until(30, "the agent's command to run", sleeping).await;
     child.kill().expect("kill");
     child.wait().expect("wait");
     until(20, "the agent and its command to end", || processes_mentioning(&out_dir).is_empty()).await;
