@@ -1,6 +1,6 @@
 //! The Ray executor of `lathe batch --executor ray`: the pending tasks run as one Ray job.
 //!
-//! [`run`] stages a working directory (the driver `ray_driver.py` kept beside this file, the
+//! [`run`] stages a working directory (the driver `batch/ray_driver.py` of the repository, the
 //! pending tasks as `tasks.jsonl`, and a copy of this `lathe` binary, stripped of its symbols so
 //! it fits Ray's upload limit), submits it with `ray job submit --working-dir`, and reads the rows
 //! the driver prints (`@@lathe-row {json}`, one per finished task) from the job's log stream. The
@@ -20,7 +20,7 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 
 /// The driver submitted as the job's entrypoint.
-const DRIVER: &str = include_str!("ray_driver.py");
+const DRIVER: &str = include_str!("../../../../batch/ray_driver.py");
 
 /// The prefix of a result row in the driver's output (then the row's JSON).
 pub const ROW_MARK: &str = "@@lathe-row ";
