@@ -85,6 +85,13 @@ fn refuse(message: &str) -> u8 {
     EXIT_USAGE
 }
 
+/// Writes `text` to stdout; a reader that has gone (`lathe batch … | head -1`) is not the batch's
+/// failure, so a write error is dropped.
+pub(crate) fn say(text: std::fmt::Arguments) {
+    use std::io::Write;
+    let _ = std::io::stdout().write_fmt(text);
+}
+
 /// `lathe batch`.
 pub async fn command(cli: &Cli, args: &BatchArgs) -> u8 {
     let defaults = Defaults {
@@ -104,6 +111,9 @@ pub async fn command(cli: &Cli, args: &BatchArgs) -> u8 {
         Err(error) => return refuse(&error.to_string()),
     };
     let shown = args.tasks.display().to_string();
+    if args.workers == Some(0) {
+        return refuse("--workers: at least 1");
+    }
     if let Err(message) = check_providers(&tasks, &cwd) {
         return refuse(&format!("{shown}:{message}"));
     }
@@ -123,12 +133,12 @@ pub async fn command(cli: &Cli, args: &BatchArgs) -> u8 {
     };
     let pending: Vec<Task> =
         tasks.iter().filter(|task| !results.finished().contains(&task.id)).cloned().collect();
-    println!(
-        "lathe batch: {} tasks, {} finished already, {} to run",
+    say(format_args!(
+        "lathe batch: {} tasks, {} finished already, {} to run\n",
         tasks.len(),
         tasks.len() - pending.len(),
         pending.len()
-    );
+    ));
     let started = Instant::now();
     let mut progress = progress::Progress::new(pending.len());
     let mut failure: Option<results::ResultsError> = None;
@@ -187,7 +197,7 @@ pub async fn command(cli: &Cli, args: &BatchArgs) -> u8 {
     let written = results::write_json(&args.out.join("summary.json"), &summary).and_then(|()| {
         results::write_json(&args.out.join("preds.json"), &results::preds(&args.out, results.rows()))
     });
-    print!("{}", results::table(&summary));
+    say(format_args!("{}", results::table(&summary)));
     if let Err(error) = written {
         eprintln!("lathe: {error}");
         return EXIT_FAILED;
@@ -207,6 +217,11 @@ fn check_providers(tasks: &[Task], cwd: &Path) -> Result<(), String> {
     for task in tasks {
         if !seen.insert((task.provider.clone(), task.model.clone(), task.base_url.clone())) {
             continue;
+        }
+        if let Some(url) = &task.base_url
+            && let Err(error) = reqwest::Url::parse(url)
+        {
+            return Err(format!("{}: field `base_url`: `{url}` is not a URL: {error}", task.line));
         }
         if task.provider.as_deref() == Some("local") {
             continue;
@@ -278,7 +293,7 @@ pub async fn task_command(args: &TaskArgs) -> u8 {
     });
     match task_run::run(&task, &args.out, args.attempt, &node).await {
         Ok(row) => {
-            println!("{row}");
+            say(format_args!("{row}\n"));
             EXIT_OK
         }
         Err(error) => {

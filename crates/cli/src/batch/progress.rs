@@ -45,17 +45,17 @@ impl Progress {
             let id = row["id"].as_str().unwrap_or("?");
             let wall = row["wall_s"].as_f64().unwrap_or(0.0);
             let cost = row["cost_usd"].as_f64().unwrap_or(0.0);
-            println!(
-                "[{}/{}] {id} {status} ({wall:.1}s, ${cost:.4}) · {} running · {} failed · ${:.4} so far",
+            super::say(format_args!(
+                "[{}/{}] {id} {status} ({wall:.1}s, ${cost:.4}) · {} running · {} failed · ${:.4} so far\n",
                 self.done, self.total, self.running, self.failed, self.cost
-            );
+            ));
         }
     }
 
     /// Ends the redrawn line (nothing to do for plain lines).
     pub fn finish(&mut self) {
         if self.tty {
-            println!();
+            super::say(format_args!("\n"));
         }
     }
 

@@ -6,10 +6,12 @@
 //! Files under `OUT/tasks/<id>/`: `agent.jsonl` (the agent's stream-json), `agent.log` (its
 //! stderr), `session.jsonl` (its session file), `patch.diff`, `test.log`.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use lathe_policy::sandbox::{NetworkAccess, Sandbox, SandboxMode};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
@@ -77,6 +79,8 @@ impl Stream {
 /// Runs `task`, writing its files under `out/tasks/<id>/`, and returns its result row.
 pub async fn run(task: &Task, out: &Path, attempt: u32, node: &str) -> Result<Value, TaskError> {
     let started = Instant::now();
+    // Absolute: the test runs in another directory and reads the patch from here.
+    let out = &std::path::absolute(out).map_err(io_err(format!("cannot resolve {}", out.display())))?;
     let dir = out.join("tasks").join(&task.id);
     if dir.exists() {
         std::fs::remove_dir_all(&dir).map_err(io_err(format!("cannot clear {}", dir.display())))?;
@@ -232,6 +236,19 @@ async fn diff(ws: &Path, base: &str) -> Result<Vec<u8>, String> {
     git(Some(ws), &["diff", "--cached", "--binary", base]).await
 }
 
+/// What the agent's commands and file tools, and the test, must not see: the scratch root
+/// (every task's clones but the own one), the results folder, Lathe's home (other tasks'
+/// sessions, the user's config) and the task's source repository when it is a local path (the
+/// agent works on its own clone). Resolved paths.
+fn hidden(task: &Task, out: &Path, root: &Path) -> Vec<PathBuf> {
+    let real = |path: &Path| std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut dirs = vec![real(root), real(out), real(&lathe_core::paths::lathe_home())];
+    if !super::tasks::is_url(&task.repo) {
+        dirs.push(real(Path::new(&task.repo)));
+    }
+    dirs
+}
+
 /// Runs the agent; returns what its stream said, whether the wall-clock limit ended it, and its
 /// exit code.
 async fn agent(
@@ -257,9 +274,7 @@ async fn agent(
             command.arg(flag).arg(value);
         }
     }
-    let out_abs = std::fs::canonicalize(out).unwrap_or_else(|_| out.to_path_buf());
-    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-    let hide = std::env::join_paths([root, out_abs]).map_err(|e| e.to_string())?;
+    let hide = std::env::join_paths(hidden(task, out, root)).map_err(|e| e.to_string())?;
     command.env("LATHE_SANDBOX_HIDE", hide);
     let log =
         std::fs::File::create(dir.join("agent.log")).map_err(|e| format!("cannot write agent.log: {e}"))?;
@@ -323,8 +338,17 @@ async fn check(
         return Ok(false);
     }
     let err = log.try_clone().map_err(|e| format!("cannot write test.log: {e}"))?;
-    let mut command = Command::new("sh");
-    command.args(["-c", test]).current_dir(check).stdin(Stdio::null()).stdout(log).stderr(err);
+    // Sandboxed as the agent was (the patch may have changed what the test runs): writes only in
+    // the check clone and the temp dirs, no network, the same folders hidden.
+    let real = |path: &Path| std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let writable = vec![real(check), real(&std::env::temp_dir()), real(Path::new("/tmp"))];
+    let sandbox = Sandbox::new(SandboxMode::WorkspaceWrite, NetworkAccess::Off, writable).hiding(hidden(
+        task,
+        dir.parent().and_then(Path::parent).unwrap_or(dir),
+        &scratch_root(),
+    ));
+    let mut command = Command::from(sandbox.command("sh", &[OsStr::new("-c"), OsStr::new(test)], check));
+    command.stdin(Stdio::null()).stdout(log).stderr(err);
     command.kill_on_drop(true);
     lathe_process::new_session(&mut command);
     lathe_process::die_with_parent(&mut command);

@@ -68,12 +68,19 @@ pub struct Defaults {
 
 /// Why a task file was refused: `line` is 1-based, 0 for the file itself.
 #[derive(Debug, thiserror::Error)]
-#[error("{path}:{line}: {message}")]
+#[error("{path}{}: {message}", if *line == 0 { String::new() } else { format!(":{line}") })]
 pub struct TaskFileError {
     pub path: String,
     pub line: usize,
     pub message: String,
 }
+
+/// The longest id (bytes): it names the task's folders.
+const MAX_ID_BYTES: usize = 100;
+
+/// The longest prompt (bytes): it is passed as one argument, and Linux takes at most 128 KiB in
+/// one (`MAX_ARG_STRLEN`).
+const MAX_PROMPT_BYTES: usize = 100_000;
 
 const FIELDS: [&str; 12] = [
     "id",
@@ -125,7 +132,15 @@ fn parse_line(line: &str, defaults: &Defaults, cwd: &Path) -> Result<Task, Strin
     if let Some(unknown) = object.keys().find(|key| !FIELDS.contains(&key.as_str())) {
         return Err(format!("unknown field `{unknown}` (known: {})", FIELDS.join(", ")));
     }
+    if let Some((field, _)) =
+        object.iter().find(|(_, value)| value.as_str().is_some_and(|text| text.contains('\0')))
+    {
+        return Err(format!("field `{field}`: holds a NUL character"));
+    }
     let id = required(&object, "id")?;
+    if id.len() > MAX_ID_BYTES {
+        return Err(format!("field `id`: {} bytes, at most {MAX_ID_BYTES}", id.len()));
+    }
     if !id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')) || id.starts_with('.') {
         return Err(format!(
             "field `id`: `{id}` may hold only letters, digits, `.`, `_` and `-` (not first: `.`)"
@@ -162,11 +177,15 @@ fn parse_line(line: &str, defaults: &Defaults, cwd: &Path) -> Result<Task, Strin
                 .ok_or_else(|| format!("field `{field}`: expected a number > 0, got {value}")),
         }
     };
+    let prompt = required(&object, "prompt")?;
+    if prompt.len() > MAX_PROMPT_BYTES {
+        return Err(format!("field `prompt`: {} bytes, at most {MAX_PROMPT_BYTES}", prompt.len()));
+    }
     Ok(Task {
         id,
         repo,
         base: required(&object, "base")?,
-        prompt: required(&object, "prompt")?,
+        prompt,
         test: optional_str(&object, "test")?,
         provider: optional_str(&object, "provider")?.or(defaults.provider.clone()),
         model: optional_str(&object, "model")?.or(defaults.model.clone()),

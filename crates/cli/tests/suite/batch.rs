@@ -27,12 +27,17 @@ fn home() -> Home {
 
 /// `lathe batch TASKS --out OUT ARGS --provider anthropic --model claude-sonnet-4-5`.
 fn batch(home: &Home, tasks: &Path, args: &[&str]) -> Command {
+    batch_to(home, tasks, home.out.as_os_str(), args)
+}
+
+/// As [`batch`], with `--out OUT` as given (relative to `home.root`, the command's directory).
+fn batch_to(home: &Home, tasks: &Path, out: &std::ffi::OsStr, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_lathe"));
     command
         .arg("batch")
         .arg(tasks)
         .arg("--out")
-        .arg(&home.out)
+        .arg(out)
         .args(args)
         .args(DEFAULT_FLAGS)
         .current_dir(&home.root)
@@ -297,10 +302,13 @@ async fn a_task_cannot_see_another_tasks_workspace_or_the_results_and_cannot_wri
     std::fs::create_dir_all(&earlier).unwrap();
     std::fs::write(earlier.join("patch.diff"), "SECRET-OUT\n").unwrap();
     let planted = sibling.join("planted.txt").display().to_string();
+    std::fs::write(home.home.join("planted-home.txt"), "SECRET-HOME\n").unwrap();
     let command = format!(
-        "cat README.md; ls -a {root}; cat {planted}; cat {out}; echo END-OF-CHECK",
+        "cat README.md; ls -a {root}; cat {planted}; cat {out}; cat {lathe_home}/planted-home.txt; \
+         ls {lathe_home}/sessions; echo END-OF-CHECK",
         root = tmp.join("lathe-batch").display(),
-        out = earlier.join("patch.diff").display()
+        out = earlier.join("patch.diff").display(),
+        lathe_home = home.home.display(),
     );
     let call = |name: &str, arguments: Value| serde_json::json!({"tool_calls": [{"id": format!("call_{name}"), "name": name, "arguments": arguments}]});
     let turns = vec![
@@ -324,6 +332,8 @@ async fn a_task_cannot_see_another_tasks_workspace_or_the_results_and_cannot_wri
     assert!(seen.contains("# tA") && seen.contains("END-OF-CHECK"), "the shell did not run: {seen}");
     assert!(!seen.contains("SECRET-SIBLING"), "another workspace was readable: {seen}");
     assert!(!seen.contains("SECRET-OUT"), "the results folder was readable: {seen}");
+    assert!(!seen.contains("SECRET-HOME"), "Lathe's home was readable: {seen}");
+    assert!(!seen.contains(".jsonl"), "the sessions of Lathe's home were listed: {seen}");
     assert!(
         seen.contains("tA.") && !seen.contains("\\nother.1.1\\n"),
         "another workspace was listed: {seen}"
@@ -366,6 +376,10 @@ async fn bad_input_is_refused_with_its_line_and_field_before_anything_runs() {
         ),
         (with("base", serde_json::json!("no-such-branch")), vec![":2:", "field `base`"]),
         (with("repo", serde_json::json!("/")), vec![":2:", "field `repo`", "not a git repository"]),
+        (with("prompt", serde_json::json!("x".repeat(200_000))), vec![":2:", "field `prompt`", "at most"]),
+        (with("id", serde_json::json!("i".repeat(300))), vec![":2:", "field `id`", "at most"]),
+        (with("prompt", serde_json::json!("a\u{0}b")), vec![":2:", "field `prompt`", "NUL"]),
+        (with("base_url", serde_json::json!("not a url")), vec![":2:", "field `base_url`"]),
     ];
     for (second, expected) in cases {
         let home = home();
@@ -380,6 +394,65 @@ async fn bad_input_is_refused_with_its_line_and_field_before_anything_runs() {
         assert!(!home.out.join("results.jsonl").exists(), "{second}: results were written");
         assert_eq!(fixture.requests(), 0, "{second}: a task ran");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_workers_and_an_empty_task_file_are_refused() {
+    let home = home();
+    let fixture = solvable(1, 1).await;
+    let out = output(batch(&home, &fixture.tasks_file, &["--workers", "0"])).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--workers"), "{}", text(&out.stderr));
+    let empty = home.root.join("empty.jsonl");
+    std::fs::write(&empty, "\n\n").unwrap();
+    let out = output(batch(&home, &empty, &[])).await;
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("empty.jsonl: the task file has no tasks"), "{stderr}");
+    assert_eq!(fixture.requests(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relative_out_resolves_the_task_and_the_test_runs_sandboxed() {
+    let home = home();
+    // A second task's workspace, the results folder and Lathe's home hold secrets; the patch
+    // rewrites the check to read them and to write outside its clone, then pass.
+    let sibling = std::env::temp_dir().join("lathe-batch/other.1.1/ws");
+    std::fs::create_dir_all(&sibling).unwrap();
+    std::fs::write(sibling.join("planted.txt"), "SECRET-SIBLING\n").unwrap();
+    std::fs::write(home.home.join("planted-home.txt"), "SECRET-HOME\n").unwrap();
+    let escaped = home.home.join("escaped.txt");
+    let check = format!(
+        "cat {sibling}/planted.txt; cat {lathe_home}/planted-home.txt; ls {out}; echo x > {escaped}; \
+         echo CHECK-RAN\n",
+        sibling = sibling.display(),
+        lathe_home = home.home.display(),
+        out = home.out.display(),
+        escaped = escaped.display(),
+    );
+    let write = |path: &str, content: &str| serde_json::json!({"tool_calls": [{"id": format!("w_{path}"), "name": "write_file", "arguments": {"path": path, "content": content}}]});
+    let read = serde_json::json!({"tool_calls": [{"id": "r1", "name": "read_file", "arguments": {"path": "check.sh"}}]});
+    let turns = vec![
+        write("answer.txt", "42\n"),
+        read,
+        write("check.sh", &check),
+        serde_json::json!({"text": "Fixed."}),
+    ];
+    let fixture = batch_fixtures::custom(vec![("rel".into(), Kind::Solvable, turns)]).await;
+    let out =
+        output(batch_to(&home, &fixture.tasks_file, std::ffi::OsStr::new("out"), &["--workers", "1"])).await;
+    let _ = std::fs::remove_dir_all(std::env::temp_dir().join("lathe-batch/other.1.1"));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let rows = rows(&home);
+    assert_eq!(rows.len(), 1);
+    let log = std::fs::read_to_string(home.out.join("tasks/rel/test.log")).unwrap_or_default();
+    let agent = std::fs::read_to_string(home.out.join("tasks/rel/agent.jsonl")).unwrap_or_default();
+    assert!(log.contains("CHECK-RAN"), "the patched check did not run: {log}\n{}\n{agent}", rows[0]);
+    assert_eq!(rows[0]["status"], "resolved", "{log}");
+    assert!(!log.contains("SECRET-SIBLING"), "the test read another workspace: {log}");
+    assert!(!log.contains("SECRET-HOME"), "the test read Lathe's home: {log}");
+    assert!(!log.contains("results.jsonl"), "the test listed the results: {log}");
+    assert!(!escaped.exists(), "the test wrote outside its clone");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
