@@ -177,9 +177,7 @@ pub async fn command(cli: &Cli, args: &BatchArgs) -> u8 {
         Executor::Ray => {
             let objects: Vec<Value> =
                 pending.iter().filter_map(|task| serde_json::to_value(task).ok()).collect();
-            let mut on_row = |row: Value| {
-                let _ = take_row(row, &mut progress);
-            };
+            let mut on_row = |row: Value| take_row(row, &mut progress);
             ray::run(&args.address, &objects, &args.out, args.cpus_per_task, &mut on_row).await.err()
         }
     };

@@ -12,6 +12,7 @@
 //! has no authentication: anyone who reaches its ports can run code on it.
 
 use std::collections::HashSet;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -193,7 +194,8 @@ pub fn rows_in(text: &str) -> Vec<Value> {
 }
 
 /// Runs `tasks` (merged task objects, as given to batch-task) as one Ray job; calls `on_row` with
-/// each result row (parsed JSON) the driver streams back, in the order they end, once per id.
+/// each result row (parsed JSON) the driver streams back, in the order they end, once per id;
+/// `on_row` answering `Break` (the row could not be written) stops the job.
 /// `out` is the results directory; the tasks write their files under it from whichever node runs
 /// them, so on a cluster it must be a path every node shares. `cpus_per_task` is each Ray task's
 /// `num_cpus`. Errors: no `ray` command, staging, or a job that did not end SUCCEEDED with a row
@@ -203,7 +205,7 @@ pub async fn run(
     tasks: &[Value],
     out: &Path,
     cpus_per_task: f64,
-    on_row: &mut (dyn FnMut(Value) + Send),
+    on_row: &mut (dyn FnMut(Value) -> ControlFlow<()> + Send),
 ) -> Result<(), RayError> {
     let address = resolve_address(address);
     let ray = ray_command()?;
@@ -229,7 +231,7 @@ async fn submit(
     tasks: &[Value],
     out: &Path,
     cpus_per_task: f64,
-    on_row: &mut (dyn FnMut(Value) + Send),
+    on_row: &mut (dyn FnMut(Value) -> ControlFlow<()> + Send),
 ) -> Result<(), RayError> {
     let python = std::env::var("LATHE_RAY_PYTHON").unwrap_or_else(|_| "python3".to_string());
     let submit_error = |source| RayError::Submit { ray: ray.display().to_string(), source };
@@ -252,11 +254,14 @@ async fn submit(
     eprintln!("lathe batch: Ray job {id} at {address} ({} tasks; `ray job stop {id}` stops it)", tasks.len());
     let wanted: HashSet<&str> = tasks.iter().filter_map(|t| t.get("id").and_then(Value::as_str)).collect();
     let mut seen: HashSet<String> = HashSet::new();
-    let mut deliver = |row: Value, seen: &mut HashSet<String>| {
-        let Some(row_id) = row.get("id").and_then(Value::as_str) else { return };
-        if wanted.contains(row_id) && seen.insert(row_id.to_string()) {
-            on_row(row);
+    // Whether a row could not be taken (the job is then stopped).
+    let mut refused = false;
+    let mut deliver = |row: Value, seen: &mut HashSet<String>| -> bool {
+        let Some(row_id) = row.get("id").and_then(Value::as_str) else { return false };
+        if !refused && wanted.contains(row_id) && seen.insert(row_id.to_string()) {
+            refused = on_row(row).is_break();
         }
+        refused
     };
     let mut stderr = child.stderr.take().map(BufReader::new);
     let stderr_text = tokio::spawn(async move {
@@ -271,18 +276,22 @@ async fn submit(
     let mut tail: Vec<String> = Vec::new();
     let stdout = child.stdout.take();
     let read = async {
-        let Some(stdout) = stdout else { return Ok(()) };
+        let Some(stdout) = stdout else { return Ok(false) };
         let mut stdout = BufReader::new(stdout);
         let mut line = Vec::new();
         loop {
             line.clear();
             if stdout.read_until(b'\n', &mut line).await? == 0 {
-                return Ok(());
+                return Ok(false);
             }
             let text = String::from_utf8_lossy(&line);
             let text = text.trim_end();
             match rows_in(text).pop() {
-                Some(row) => deliver(row, &mut seen),
+                Some(row) => {
+                    if deliver(row, &mut seen) {
+                        return Ok(true);
+                    }
+                }
                 None => {
                     tail.push(text.to_string());
                     if tail.len() > TAIL_LINES {
@@ -292,16 +301,18 @@ async fn submit(
             }
         }
     };
-    let interrupted = tokio::select! {
+    let (interrupted, full) = tokio::select! {
         read = read => {
-            read.map_err(submit_error)?;
-            false
+            let full = read.map_err(submit_error)?;
+            (full, full)
         }
-        () = stop_signal() => true,
+        () = stop_signal() => (true, false),
     };
     if interrupted {
-        // Ctrl-C or SIGTERM: the job would go on without anyone to write its rows.
-        eprintln!("lathe batch: interrupted, stopping the Ray job {id}");
+        // Ctrl-C, SIGTERM or a row that could not be written: the job would go on without anyone
+        // to write its rows.
+        let why = if full { "a result row could not be written" } else { "interrupted" };
+        eprintln!("lathe batch: {why}, stopping the Ray job {id}");
         stop_job(ray, address, id).await;
         let _ = child.start_kill();
     }
@@ -312,7 +323,9 @@ async fn submit(
     let (status, message) = match job_status(address, id).await {
         Ok((status, message, logs)) => {
             for row in rows_in(&logs) {
-                deliver(row, &mut seen);
+                if deliver(row, &mut seen) {
+                    break;
+                }
             }
             (status, message)
         }
@@ -324,7 +337,11 @@ async fn submit(
         }
         Err(detail) => (format!("UNKNOWN ({detail})"), String::new()),
     };
-    let message = if interrupted { format!("lathe batch was interrupted; {message}") } else { message };
+    let message = match (interrupted, full) {
+        (true, true) => format!("a result row could not be written; {message}"),
+        (true, false) => format!("lathe batch was interrupted; {message}"),
+        _ => message,
+    };
     if status == "SUCCEEDED" && seen.len() == wanted.len() {
         return Ok(());
     }
