@@ -45,6 +45,15 @@ ray_venv="${LATHE_TEST_DEPS:-$PWD/.test-deps}/ray-venv"
 if [ "$("$ray_venv/bin/python" -c 'import ray; print(ray.__version__)' 2>/dev/null)" != "$RAY_VERSION" ] ||
    [ ! -x "$ray_venv/bin/ray" ]; then
   echo "install-test-deps: installing ray[default] $RAY_VERSION into $ray_venv (pip)" >&2
+  # Debian's python3 makes virtual environments only with python3-venv (ensurepip).
+  if ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    echo "install-test-deps: installing python3-venv (apt-get)" >&2
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3-venv >/dev/null
+  fi
+  rm -rf "$ray_venv"
   python3 -m venv "$ray_venv"
   "$ray_venv/bin/python" -m pip install -q --disable-pip-version-check "ray[default]==$RAY_VERSION" >/dev/null
   "$ray_venv/bin/ray" --version >/dev/null ||
