@@ -227,6 +227,10 @@ pub enum Command {
         /// ends the teammate.
         #[arg(long)]
         attached: bool,
+        /// Started by a lead with a person at hand: a call that needs approval is put to the
+        /// lead's user through the mailbox instead of being denied.
+        #[arg(long)]
+        lead_approves: bool,
     },
 }
 

@@ -125,8 +125,13 @@ async fn run(cli: Cli) -> u8 {
         Some(Command::Acp) => return acp::run(cli.flags()).await,
         Some(Command::Batch(args)) => return batch::command(&cli, args).await,
         Some(Command::BatchTask(args)) => return batch::task_command(args).await,
-        Some(Command::Teammate { team, name, attached }) => {
-            return teammate::run(&cli, team, name, *attached).await;
+        Some(Command::Teammate { team, name, attached, lead_approves }) => {
+            let seat = lathe_core::host::TeamSeat {
+                team: team.clone(),
+                name: name.clone(),
+                lead_approves: *lead_approves,
+            };
+            return teammate::run(&cli, seat, *attached).await;
         }
         None => {}
     }

@@ -1,14 +1,16 @@
 //! `lathe teammate --team T --name N`: a teammate's process (started by its lead, headless).
 //!
 //! Loop: take the unread mail of its mailbox ([`lathe_core::team::mailbox`]) as one turn's input
-//! (its first message is its task) → run the turn; a call denied for want of approval (headless)
-//! is told to the lead with the rule that would allow it → move the cursor past the mail → post
+//! (its first message is its task) → run the turn; a call that needs approval is put to the lead's
+//! user (`--lead-approves`, [`lathe_core::team::approval`]) or, when the lead is headless, denied and
+//! told to the lead with the rule that would allow it → move the cursor past the mail → post
 //! `idle` (with the end of its answer) to the lead → wait on the mailbox file (inotify) for more.
 //! It ends on `shutdown`, on SIGTERM, or, started `--attached`, when its stdin closes (the lead
 //! exited, however). A restarted teammate reads on from its persisted cursor: mail of a turn cut
 //! short by a crash comes again.
 
 use lathe_core::host::{SessionBuilder, TeamSeat};
+use lathe_core::team::approval::is_reply;
 use lathe_core::team::mailbox::{Kind, LEAD, Mailbox, Message, marked, post};
 use lathe_core::team::roster::Roster;
 use lathe_core::team::watch::MailWatch;
@@ -23,7 +25,8 @@ use crate::args::{Cli, EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 const IDLE_CHARS: usize = 600;
 
 /// Runs the teammate `name` of `team`; the process's exit status.
-pub async fn run(cli: &Cli, team: &str, name: &str, attached: bool) -> u8 {
+pub async fn run(cli: &Cli, seat: TeamSeat, attached: bool) -> u8 {
+    let (team, name) = (seat.team.as_str(), seat.name.as_str());
     let home = lathe_core::paths::lathe_home();
     let dir = team_dir(&home, team);
     let checked = Roster::load(&dir).and_then(|roster| {
@@ -49,7 +52,7 @@ pub async fn run(cli: &Cli, team: &str, name: &str, attached: bool) -> u8 {
     };
     let mut flags = cli.flags();
     flags.teams = false;
-    let seat = TeamSeat { team: team.to_string(), name: name.to_string() };
+    let name = name.to_string();
     let session = match SessionBuilder::new(flags).teammate(seat).start().await {
         Ok(session) => session,
         Err(error) => {
@@ -58,7 +61,7 @@ pub async fn run(cli: &Cli, team: &str, name: &str, attached: bool) -> u8 {
         }
     };
     let ended = end_signals(attached);
-    let mut teammate = Teammate { name: name.to_string(), inbox, session };
+    let mut teammate = Teammate { name, inbox, session };
     let code = teammate.serve(&mailbox, &watch, &ended).await;
     let _ = teammate.session.ops.send(AgentOp::Quit);
     while teammate.session.events.recv().await.is_some() {}
@@ -85,17 +88,23 @@ impl Teammate {
             for note in &unread.skipped {
                 eprintln!("lathe: warning: {note}");
             }
-            if unread.messages.is_empty() {
+            // Answers to this teammate's approval requests were taken by its calls.
+            let messages: Vec<Message> = unread.messages.into_iter().filter(|m| !is_reply(m)).collect();
+            if messages.is_empty() && unread.end > mailbox.cursor().unwrap_or(unread.end) {
+                let _ = mailbox.commit(unread.end);
+                continue;
+            }
+            if messages.is_empty() {
                 tokio::select! {
                     () = watch.changed() => continue,
                     () = ended.cancelled() => return EXIT_OK,
                 }
             }
-            if unread.messages.iter().any(|message| message.kind == Kind::Shutdown) {
+            if messages.iter().any(|message| message.kind == Kind::Shutdown) {
                 let _ = mailbox.commit(unread.end);
                 return EXIT_OK;
             }
-            let input = marked(&unread.messages);
+            let input = marked(&messages);
             let _ = self.session.ops.send(AgentOp::UserInput { content: vec![Content::text(input)] });
             let Some(answer) = self.turn(ended).await else { return EXIT_OK };
             if let Err(error) = mailbox.commit(unread.end) {

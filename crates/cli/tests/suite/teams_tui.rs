@@ -58,3 +58,84 @@ async fn slash_team_lists_the_members_and_their_states_while_they_work() {
     .await
     .expect("scenario");
 }
+
+/// A teammate of a lead in the terminal UI puts its permission prompt to the lead's user: the
+/// lead's dialog names the teammate and its command, and the answer decides whether it runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_teammates_permission_prompt_is_the_lead_users_dialog() {
+    let setup = setup();
+    let agents = setup.workspace.join(".lathe/agents");
+    std::fs::create_dir_all(&agents).expect("agents");
+    for name in ["alpha", "beta"] {
+        let agent =
+            format!("---\nname: {name}\ndescription: {name} worker\nmodel: {name}-model\n---\nROLE\n");
+        std::fs::write(agents.join(format!("{name}.md")), agent).expect("agent");
+    }
+    for dir in ["build", "keep"] {
+        std::fs::create_dir_all(setup.workspace.join(dir)).expect("dir");
+        std::fs::write(setup.workspace.join(dir).join("out.o"), "object").expect("file");
+    }
+    let spawn = |name: &str| {
+        json!({"tool_calls": [{"id": format!("sp-{name}"), "name": "spawn_teammate",
+               "arguments": {"team": "crew", "name": name, "prompt": "clean up", "agent_type": name}}]})
+    };
+    let script = json!({
+        "turns": [
+            {"tool_calls": [{"id": "mk", "name": "team_create", "arguments": {"name": "crew"}}]},
+            spawn("alpha"),
+            {"text": "Waiting for alpha."},
+            spawn("beta"),
+            {"text": "Waiting for beta."},
+            {"text": "LEAD SAW BOTH"}
+        ],
+        "model_turns": {
+            "alpha-model": [
+                {"tool_calls": [{"id": "a1", "name": "shell", "arguments": {"command": "rm -rf build"}}]},
+                {"text": "ALPHA CLEANED"}
+            ],
+            "beta-model": [
+                {"tool_calls": [{"id": "b1", "name": "shell", "arguments": {"command": "rm -rf keep"}}]},
+                {"text": "BETA WAS REFUSED"}
+            ]
+        }
+    });
+    let server: MockServer =
+        MockServer::start(Mode::Scripted(Script::from_json(&script.to_string()).expect("script")))
+            .await
+            .expect("mock");
+    let pane_script = pane_script(&setup, &server, &["--teams", "--model", "lead-model"]);
+    let dir = setup.tmp.path().to_path_buf();
+    let workspace = setup.workspace.clone();
+    tokio::task::spawn_blocking(move || {
+        let pane = Tmux::start(&dir, 120, 40, &pane_script);
+        pane.wait_for("lead-model", WAIT);
+        pane.type_text("start the team");
+        pane.keys(&["Enter"]);
+        let asked = pane.wait_for("the teammate `alpha` asks", WAIT);
+        assert!(asked.contains("Run this command?") && asked.contains("rm -rf build"), "{asked}");
+        assert!(workspace.join("build/out.o").exists(), "nothing runs before the answer");
+        pane.keys(&["y"]);
+        pane.wait_for("Waiting for beta.", WAIT);
+        let asked = pane.wait_for("the teammate `beta` asks", WAIT);
+        assert!(asked.contains("rm -rf keep"), "{asked}");
+        pane.keys(&["n"]);
+        pane.keys(&["Enter"]);
+        pane.wait_for("LEAD SAW BOTH", WAIT);
+        assert!(!workspace.join("build").exists(), "alpha's approved command ran");
+        assert!(workspace.join("keep/out.o").exists(), "beta's denied command did not run");
+        pane.type_text("/quit");
+        pane.keys(&["Enter"]);
+        let after = pane.wait_for(SETTINGS_END, WAIT);
+        assert!(after.contains("lathe exited with status 0"), "{after}");
+    })
+    .await
+    .expect("scenario");
+    // What each teammate's model was told of its call: run, and denied by the user.
+    let requests = server.requests();
+    let result_of = |model: &str| {
+        let request = requests.iter().rev().find(|request| request.body["model"] == model).expect("request");
+        super::support::tool_result_text(&request.body)
+    };
+    assert!(!result_of("alpha-model").contains("denied"), "{}", result_of("alpha-model"));
+    assert!(result_of("beta-model").contains("the user denied this call"), "{}", result_of("beta-model"));
+}

@@ -4,11 +4,13 @@
 
 use std::sync::Arc;
 
-use lathe_protocol::{LedgerItem, StopCause, ToolSpec, UserMessage};
+use lathe_protocol::{LedgerItem, PermissionAnswer, StopCause, ToolSpec, UserMessage};
 use tokio_util::sync::CancellationToken;
 
 use super::Agent;
+use crate::team::approval::{ApprovalRequest, lead_prompt};
 use crate::team::lead::{MateInfo, TeamHub, Wait};
+use crate::team::mailbox::Message;
 
 impl Agent {
     /// Makes this agent the lead of the teams `hub` creates.
@@ -42,13 +44,37 @@ impl Agent {
 
     /// At the end of a response without calls: `Some(None)` when mail came and the turn goes on,
     /// `Some(Some(cause))` when it was cancelled while waiting, `None` when the team is settled.
+    /// A teammate's approval request is put to this session's approver (the user's permission
+    /// dialog; headless, a denial) and answered while the wait goes on.
     pub(super) async fn wait_for_team(&mut self, cancel: &CancellationToken) -> Option<Option<StopCause>> {
         let hub = self.team.clone()?;
-        match hub.wait_for_mail(cancel).await {
-            Wait::Mail => Some(None),
-            Wait::Cancelled => Some(Some(StopCause::Cancelled)),
-            Wait::Settled => None,
+        loop {
+            match hub.wait_for_mail(cancel).await {
+                Wait::Mail => {
+                    let open = hub.open_approvals();
+                    if open.is_empty() {
+                        return Some(None);
+                    }
+                    for (message, request) in open {
+                        let answer = self.ask_for_teammate(&message, &request).await;
+                        hub.answer_approval(&message, answer);
+                    }
+                }
+                Wait::Cancelled => return Some(Some(StopCause::Cancelled)),
+                Wait::Settled => return None,
+            }
         }
+    }
+
+    /// The user's answer to a teammate's approval request (a denial when nobody can be asked).
+    async fn ask_for_teammate(&self, message: &Message, request: &ApprovalRequest) -> PermissionAnswer {
+        let Some(approver) = self.controls.approver() else {
+            return PermissionAnswer::Deny {
+                feedback: Some("nobody can approve it: the lead runs headless".into()),
+            };
+        };
+        let (call, reason) = lead_prompt(message, request);
+        approver.ask(&call, &reason, request.suggestion.as_deref(), request.preview.as_ref()).await
     }
 
     /// `specs` as a lead in coordinator mode may use them: its read-only tools only (the team's

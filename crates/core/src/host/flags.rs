@@ -74,4 +74,7 @@ pub struct TeamSeat {
     pub team: String,
     /// The teammate's name.
     pub name: String,
+    /// Its lead has a person at hand: calls that need approval are put to the lead's user
+    /// ([`crate::team::approval::MailApprover`]) instead of being denied.
+    pub lead_approves: bool,
 }

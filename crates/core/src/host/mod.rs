@@ -262,15 +262,7 @@ impl SessionBuilder {
             Interaction::Headless => PlanDesk::headless(events.clone()),
         });
         let plan_file = crate::permissions::plan_file(&home, &opened.id);
-        let team_hub = team::lead_hub(
-            &self.flags,
-            self.member.is_some(),
-            &config,
-            &resolved,
-            &home,
-            &found,
-            &permissions.policy,
-        );
+        let team_hub = team::lead_hub(&self, &config, &resolved, &home, &found, &permissions.policy);
         if let Some(hub) = &team_hub {
             main_only.extend(crate::team::lead_tools::lead_tools(hub.clone()));
         }
@@ -399,8 +391,8 @@ impl SessionBuilder {
             mcp_servers: mcp.reports(),
             sandbox,
         };
-        if let Some(approver) = &approver {
-            agent = agent.with_approver(approver.clone());
+        if let Some(approver) = team::approver(&home, self.member.as_ref(), approver.as_ref()) {
+            agent = agent.with_approver(approver);
         }
         let _ = events.send(AgentEvent::SessionStarted {
             session_id: info.id.clone(),

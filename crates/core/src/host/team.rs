@@ -6,9 +6,11 @@ use std::sync::Arc;
 
 use lathe_tools::DynTool;
 
+use super::SessionBuilder;
 use super::config::{Config, ResolvedProvider};
 use super::extensions::Found;
-use super::flags::{Flags, TeamSeat};
+use super::flags::{Flags, Interaction, TeamSeat};
+use crate::team::approval::MailApprover;
 use crate::team::lead::{Role, Roles, TeamHub};
 use crate::team::spawn::Launch;
 use crate::team::tools::{FixedSeat, shared_tools};
@@ -16,19 +18,24 @@ use crate::team::tools::{FixedSeat, shared_tools};
 /// The lead's hub, when teams are on and the session is not a teammate's; `None` otherwise (or
 /// when Lathe's own executable cannot be found to start teammates with).
 pub(super) fn lead_hub(
-    flags: &Flags,
-    teammate: bool,
+    builder: &SessionBuilder,
     config: &Config,
     resolved: &ResolvedProvider,
     home: &Path,
     found: &Found,
     policy: &Arc<lathe_policy::Policy>,
 ) -> Option<Arc<TeamHub>> {
-    if !flags.teams || teammate {
+    let flags = &builder.flags;
+    if !flags.teams || builder.member.is_some() {
         return None;
     }
     let exe = std::env::current_exe().ok()?;
-    let launch = Launch { exe, args: launch_args(flags, config), model: resolved.model.clone() };
+    let launch = Launch {
+        exe,
+        args: launch_args(flags, config),
+        model: resolved.model.clone(),
+        lead_approves: builder.interaction == Interaction::Interactive,
+    };
     let agents = found.agents.clone();
     let roles: Roles = Arc::new(move |kind: &str| {
         let Some(def) = agents.get(kind) else {
@@ -39,6 +46,22 @@ pub(super) fn lead_hub(
         Ok(Role { model: def.model.clone(), prompt })
     });
     Some(Arc::new(TeamHub::new(home.to_path_buf(), config.workspace.clone(), launch, roles, policy.clone())))
+}
+
+/// The approver of a session: a teammate whose lead has a person at hand asks it through the
+/// mailbox ([`MailApprover`]); any other session has the front end's (`interactive`), if any.
+pub(super) fn approver(
+    home: &Path,
+    seat: Option<&TeamSeat>,
+    interactive: Option<&Arc<super::approver::ChannelApprover>>,
+) -> Option<Arc<dyn crate::Approver>> {
+    match seat {
+        Some(seat) if seat.lead_approves => {
+            let inbox = crate::team::inbox_dir(&crate::team::team_dir(home, &seat.team));
+            Some(Arc::new(MailApprover::new(inbox, seat.name.clone())))
+        }
+        _ => interactive.map(|approver| approver.clone() as Arc<dyn crate::Approver>),
+    }
 }
 
 /// A teammate's team tools: `send_message` and the board, on its own team.

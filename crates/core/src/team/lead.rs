@@ -23,6 +23,8 @@ use std::time::Duration;
 use tokio::process::{Child, ChildStdin};
 use tokio_util::sync::CancellationToken;
 
+use super::approval::{Answered, ApprovalRequest, answer_message};
+pub use super::delivery::{Delivery, Wait};
 use super::mailbox::{Kind, LEAD, Mailbox, Message, marked, post};
 pub use super::mates::{MateInfo, MateState, Role, Roles};
 use super::mates::{alive, brief, next_state};
@@ -62,28 +64,6 @@ struct State {
     closed: bool,
 }
 
-/// What waiting for the team ended with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Wait {
-    /// Mail is there for the next request.
-    Mail,
-    /// No teammate is working and no mail is unread: the turn can end.
-    Settled,
-    /// The turn was cancelled.
-    Cancelled,
-}
-
-/// Mail taken for a request.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Delivery {
-    /// The marked text.
-    pub text: String,
-    /// The cursor after it, for [`TeamHub::commit`].
-    pub end: u64,
-    /// Notes about unreadable lines.
-    pub skipped: Vec<String>,
-}
-
 /// The lead's side of its team.
 pub struct TeamHub {
     home: PathBuf,
@@ -96,6 +76,8 @@ pub struct TeamHub {
     worktrees: tokio::sync::Mutex<()>,
     /// Coordinator mode: the lead only dispatches ([`TeamHub::set_coordinator`]).
     coordinator: std::sync::atomic::AtomicBool,
+    /// The teammates' approval requests answered so far ([`super::approval`]).
+    answered: Answered,
 }
 
 fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
@@ -121,6 +103,7 @@ impl TeamHub {
             state: Arc::default(),
             worktrees: tokio::sync::Mutex::new(()),
             coordinator: Default::default(),
+            answered: Answered::default(),
         }
     }
 
@@ -349,16 +332,34 @@ impl TeamHub {
         }
     }
 
+    /// The teammates' approval requests not answered yet ([`super::approval`]).
+    pub fn open_approvals(&self) -> Vec<(Message, ApprovalRequest)> {
+        let state = lock(&self.state);
+        let Some(active) = &state.active else { return Vec::new() };
+        self.answered.open(&active.mailbox.unread().unwrap_or_default().messages)
+    }
+
+    /// Posts the lead's `answer` to the approval request `request` to its teammate.
+    pub fn answer_approval(&self, request: &Message, answer: lathe_protocol::PermissionAnswer) {
+        self.answered.insert(&request.id);
+        let Ok((dir, _)) = self.seat() else { return };
+        if let Err(error) = post(&inbox_dir(&dir), &request.from, &answer_message(request, answer)) {
+            tracing::warn!("the answer to `{}` was not posted: {error}", request.from);
+        }
+    }
+
     /// Waits until the team has something for the lead: every teammate idle or gone with mail
-    /// unread ([`Wait::Mail`]), a denied permission or a death unread (at once), or nothing
-    /// unread and nobody working ([`Wait::Settled`]).
+    /// unread ([`Wait::Mail`]), a denied permission, an open approval request
+    /// ([`TeamHub::open_approvals`]) or a death unread (at once), or nothing unread and nobody
+    /// working ([`Wait::Settled`]).
     pub async fn wait_for_mail(&self, cancel: &CancellationToken) -> Wait {
         loop {
             let watch = {
                 let state = lock(&self.state);
                 let Some(active) = &state.active else { return Wait::Settled };
                 let unread = active.mailbox.unread().unwrap_or_default();
-                let urgent = unread.messages.iter().any(|m| matches!(m.kind, Kind::Permission | Kind::Died));
+                let urgent = unread.messages.iter().any(|m| matches!(m.kind, Kind::Permission | Kind::Died))
+                    || self.answered.any_open(&unread.messages);
                 let busy = active.mates.iter().any(|(name, mate)| {
                     let last = unread
                         .messages

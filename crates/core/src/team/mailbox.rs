@@ -42,6 +42,11 @@ pub enum Kind {
     Died,
     /// A teammate's process ended after a shutdown.
     Exited,
+    /// A teammate's call waits for the lead's user to approve it; `text` is one JSON
+    /// [`super::approval::ApprovalRequest`].
+    Approval,
+    /// The lead's answer to an `approval`; `text` is one JSON [`super::approval::ApprovalAnswer`].
+    Answer,
 }
 
 impl Kind {
@@ -54,6 +59,8 @@ impl Kind {
             Kind::Permission => "permission",
             Kind::Died => "died",
             Kind::Exited => "exited",
+            Kind::Approval => "approval",
+            Kind::Answer => "answer",
         }
     }
 }

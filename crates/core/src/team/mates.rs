@@ -77,7 +77,7 @@ pub(super) fn next_state(state: MateState, kind: Kind) -> MateState {
         (_, Kind::Idle) => MateState::Idle,
         (_, Kind::Exited) => MateState::Exited,
         (_, Kind::Died) => MateState::Died,
-        (_, Kind::Message | Kind::Permission | Kind::Shutdown) => state,
+        (_, Kind::Message | Kind::Permission | Kind::Shutdown | Kind::Approval | Kind::Answer) => state,
     }
 }
 

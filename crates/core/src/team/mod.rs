@@ -17,8 +17,10 @@
 //! [`lead`]; the tools both sides share are [`tools`]; the teammate's own loop is the front end's
 //! (`lathe teammate`).
 
+pub mod approval;
 pub mod board;
 pub mod coordinator;
+mod delivery;
 mod error;
 pub mod lead;
 pub mod lead_tools;
@@ -71,3 +73,7 @@ mod board_tests;
 #[cfg(test)]
 #[path = "coordinator_tests.rs"]
 mod coordinator_tests;
+
+#[cfg(test)]
+#[path = "approval_tests.rs"]
+mod approval_tests;

@@ -21,6 +21,9 @@ pub struct Launch {
     pub args: Vec<String>,
     /// The lead's model (a teammate's agent type may name another).
     pub model: String,
+    /// The lead has a person at hand: teammates put their permission prompts to it
+    /// (`--lead-approves`, [`super::approval`]).
+    pub lead_approves: bool,
 }
 
 /// Starts the teammate `name` of the team `team` (folder `dir`) in `workspace`.
@@ -48,6 +51,7 @@ pub(crate) fn start(
         .arg(workspace)
         .args(["--model", model, "--permission-mode", mode])
         .args(["teammate", "--team", team, "--name", name, "--attached"])
+        .args(launch.lead_approves.then_some("--lead-approves"))
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::from(log))
