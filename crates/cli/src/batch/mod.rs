@@ -127,6 +127,10 @@ pub async fn command(cli: &Cli, args: &BatchArgs) -> u8 {
     }
     let redo: BTreeSet<String> =
         if args.redo { tasks.iter().map(|task| task.id.clone()).collect() } else { BTreeSet::new() };
+    let _taken = match results::take(&args.out) {
+        Ok(file) => file,
+        Err(error) => return refuse(&format!("cannot use --out: {error}")),
+    };
     let mut results = match Results::open(&args.out, &redo) {
         Ok(results) => results,
         Err(error) => return refuse(&format!("cannot use --out {}: {error}", args.out.display())),

@@ -202,3 +202,37 @@ pub fn write_json(path: &Path, value: &Value) -> Result<(), ResultsError> {
 #[cfg(test)]
 #[path = "results_tests.rs"]
 mod tests;
+
+/// Takes the results folder `dir` for this batch: an exclusive `flock(2)` on `dir/.lock`, held
+/// while the returned file is open (the kernel drops it when this process ends, however). A
+/// second `lathe batch` on the same folder would run every task again and write a second row
+/// for each: it is refused, naming the holder's pid.
+pub fn take(dir: &Path) -> Result<std::fs::File, String> {
+    use std::io::{Read, Seek, SeekFrom, Write};
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let path = dir.join(".lock");
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .read(true)
+        .write(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => {
+            let _ = file.set_len(0);
+            let _ = write!(file, "{}", std::process::id());
+            Ok(file)
+        }
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let mut pid = String::new();
+            let _ = file.seek(SeekFrom::Start(0)).and_then(|_| file.read_to_string(&mut pid));
+            Err(format!(
+                "another lathe batch (process {}) is writing to {}; wait for it to end or choose another --out",
+                pid.trim(),
+                dir.display()
+            ))
+        }
+        Err(std::fs::TryLockError::Error(error)) => Err(format!("{}: {error}", path.display())),
+    }
+}

@@ -222,9 +222,15 @@ pub async fn git(cwd: Option<&Path>, args: &[&str]) -> Result<Vec<u8>, String> {
 async fn checkout(repo: &str, base: &str, ws: &Path) -> Result<String, String> {
     let target = ws.display().to_string();
     git(None, &["clone", "-q", "--no-checkout", repo, &target]).await?;
-    let sha = git(Some(ws), &["rev-parse", "--verify", &format!("{base}^{{commit}}")])
-        .await
-        .map_err(|_| format!("`{base}` is not a revision of {repo}"))?;
+    // A branch other than the cloned one is there only as `origin/<branch>`.
+    let mut sha = Err(format!("`{base}` is not a revision of {repo}"));
+    for name in [base.to_string(), format!("origin/{base}")] {
+        if let Ok(found) = git(Some(ws), &["rev-parse", "--verify", &format!("{name}^{{commit}}")]).await {
+            sha = Ok(found);
+            break;
+        }
+    }
+    let sha = sha?;
     let sha = String::from_utf8_lossy(&sha).trim().to_string();
     git(Some(ws), &["checkout", "-q", "--detach", &sha]).await?;
     Ok(sha)
@@ -260,7 +266,9 @@ async fn agent(
 ) -> Result<(Stream, bool, Option<i32>), String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find the lathe binary: {e}"))?;
     let mut command = Command::new(exe);
-    command.args(["-p", &task.prompt, "--output-format", "stream-json", "--sandbox", "workspace-write"]);
+    // `--print=…`: a prompt may start with `-` (a Markdown list) and is never taken for a flag.
+    command.arg(format!("--print={}", task.prompt));
+    command.args(["--output-format", "stream-json", "--sandbox", "workspace-write"]);
     command.args(["--memory", "read-only", "--permission-mode", &task.permission_mode, "-C"]).arg(ws);
     let optional = [
         ("--provider", task.provider.clone()),
@@ -341,13 +349,29 @@ async fn check(
     // Sandboxed as the agent was (the patch may have changed what the test runs): writes only in
     // the check clone and the temp dirs, no network, the same folders hidden.
     let real = |path: &Path| std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let writable = vec![real(check), real(&std::env::temp_dir()), real(Path::new("/tmp"))];
+    // A home and temp folder of its own, made now: nothing the agent left in the user's home or
+    // the temp folder (a Python user site, a config file) decides the test's outcome.
+    let mut private = Vec::new();
+    for (var, name) in [("HOME", "test-home"), ("TMPDIR", "test-tmp")] {
+        let path = check.with_file_name(name);
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).map_err(|e| format!("cannot make {}: {e}", path.display()))?;
+        private.push((var, real(&path)));
+    }
+    let mut writable = vec![real(check), real(&std::env::temp_dir()), real(Path::new("/tmp"))];
+    writable.extend(private.iter().map(|(_, path)| path.clone()));
     let sandbox = Sandbox::new(SandboxMode::WorkspaceWrite, NetworkAccess::Off, writable).hiding(hidden(
         task,
         dir.parent().and_then(Path::parent).unwrap_or(dir),
         &scratch_root(),
     ));
     let mut command = Command::from(sandbox.command("sh", &[OsStr::new("-c"), OsStr::new(test)], check));
+    for (var, path) in private {
+        command.env(var, path);
+    }
+    for var in ["XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "PYTHONPATH", "PYTHONSTARTUP"] {
+        command.env_remove(var);
+    }
     command.stdin(Stdio::null()).stdout(log).stderr(err);
     command.kill_on_drop(true);
     lathe_process::new_session(&mut command);

@@ -17,6 +17,9 @@ use serde_json::{Map, Value};
 /// Wall-clock limit of a task that gives none, in seconds.
 pub const DEFAULT_TIMEOUT_S: f64 = 1800.0;
 
+/// The largest `timeout_s` a task may give (7 days, in seconds).
+pub const MAX_TIMEOUT_S: f64 = 604_800.0;
+
 /// One task with every default filled in: what `lathe batch-task --task-json` takes.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Task {
@@ -192,7 +195,12 @@ fn parse_line(line: &str, defaults: &Defaults, cwd: &Path) -> Result<Task, Strin
         base_url: optional_str(&object, "base_url")?.or(defaults.base_url.clone()),
         max_turns,
         max_cost: positive("max_cost")?.or(defaults.max_cost),
-        timeout_s: positive("timeout_s")?.unwrap_or(DEFAULT_TIMEOUT_S),
+        timeout_s: match positive("timeout_s")? {
+            Some(seconds) if seconds > MAX_TIMEOUT_S => {
+                return Err(format!("field `timeout_s`: {seconds} s, at most {MAX_TIMEOUT_S} (7 days)"));
+            }
+            seconds => seconds.unwrap_or(DEFAULT_TIMEOUT_S),
+        },
         permission_mode,
         line: 0,
     })

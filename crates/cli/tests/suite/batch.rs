@@ -361,6 +361,7 @@ async fn bad_input_is_refused_with_its_line_and_field_before_anything_runs() {
         ("{\"id\": \"second\", \"repo\": ".to_string(), vec![":2:", "not a JSON object"]),
         (no_prompt.to_string(), vec![":2:", "field `prompt` is missing"]),
         (with("timeout_s", serde_json::json!("ten")), vec![":2:", "field `timeout_s`"]),
+        (with("timeout_s", serde_json::json!(1e20)), vec![":2:", "field `timeout_s`", "at most"]),
         (with("colour", serde_json::json!("red")), vec![":2:", "unknown field `colour`"]),
         (with("id", serde_json::json!("../up")), vec![":2:", "field `id`"]),
         (good.to_string(), vec![":2:", "field `id`", "already"]),
@@ -625,4 +626,78 @@ async fn limits_an_empty_patch_a_provider_error_and_a_task_without_test_get_thei
     let summary = read_json(&home.out.join("summary.json"));
     assert_eq!(summary["cost_per_resolved_usd"], Value::Null);
     assert_eq!(summary["by_status"]["limits"], 1);
+}
+
+/// A base on another branch than the cloned one, a prompt that starts with `-`, and an agent that
+/// plants a Python user-site hook in the home folder to make the test pass: the first two
+/// resolve, the third does not (the test runs with a home and temp folder of its own).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_branch_base_a_dashed_prompt_and_a_planted_home_hook_are_judged_on_the_patch_alone() {
+    let home = home();
+    let user_site = Command::new("python3")
+        .args(["-c", "import site; print(site.getusersitepackages())"])
+        .env("HOME", &home.root)
+        .output()
+        .expect("python3");
+    let user_site = text(&user_site.stdout).trim().to_string();
+    assert!(user_site.starts_with(&home.root.display().to_string()), "{user_site}");
+    let fix = batch_fixtures::turns_for(Kind::Solvable, 0);
+    let plant = serde_json::json!({"tool_calls": [
+        {"id": "p1", "name": "write_file", "arguments": {"path": "answer.txt", "content": "43\n"}},
+        {"id": "p2", "name": "write_file", "arguments": {"path": format!("{user_site}/usercustomize.py"),
+                                                        "content": "import os\nos._exit(0)\n"}}]});
+    let specs = vec![
+        ("branch-local".to_string(), Kind::Solvable, fix.clone()),
+        ("branch-url".to_string(), Kind::Solvable, fix.clone()),
+        ("dashed".to_string(), Kind::Solvable, fix),
+        ("planted".to_string(), Kind::Solvable, vec![plant, serde_json::json!({"text": "Fixed."})]),
+    ];
+    let mut fixture = batch_fixtures::custom(specs).await;
+    for task in &mut fixture.tasks[..2] {
+        batch_fixtures::git(&task.repo, &["checkout", "-q", "-b", "feature"]);
+        std::fs::write(task.repo.join("NOTE"), "on the feature branch\n").expect("note");
+        batch_fixtures::git(&task.repo, &["add", "-A"]);
+        batch_fixtures::git(&task.repo, &["commit", "-q", "-m", "feature"]);
+        batch_fixtures::git(&task.repo, &["checkout", "-q", "main"]);
+        task.line["base"] = serde_json::json!("feature");
+    }
+    fixture.tasks[2].line["prompt"] = serde_json::json!("- make the check pass\n- keep it short");
+    fixture.tasks[3].line["test"] =
+        serde_json::json!("python3 -c \"import sys; sys.exit(open('answer.txt').read().strip() != '42')\"");
+    let tasks = fixture.subset("edges.jsonl", &["branch-local", "branch-url", "dashed", "planted"]);
+    let out = output(batch(&home, &tasks, &["--workers", "2"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let rows = rows(&home);
+    let status = |id: &str| rows.iter().find(|r| r["id"] == id).map(|r| r["status"].clone()).unwrap();
+    assert_eq!(status("branch-local"), "resolved", "{rows:?}");
+    assert_eq!(status("branch-url"), "resolved", "{rows:?}");
+    assert_eq!(status("dashed"), "resolved", "{rows:?}");
+    let asked = fixture.tasks[2].server.requests()[0].body.to_string();
+    assert!(asked.contains("- make the check pass"), "{asked}");
+    assert!(
+        std::path::Path::new(&user_site).join("usercustomize.py").is_file(),
+        "the agent's planted hook was written (else this test shows nothing)"
+    );
+    assert_eq!(status("planted"), "unresolved", "{rows:?}");
+}
+
+/// A second batch on a results folder another batch is writing to is refused (exit 2, nothing
+/// run); the first one ends with one row a task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_batch_on_the_same_results_folder_is_refused_while_the_first_runs() {
+    let fixture = batch_fixtures::tasks(vec![("slow".to_string(), Kind::Hanging)]).await;
+    let home = home();
+    let mut first = batch(&home, &fixture.tasks_file, &["--workers", "1"]);
+    first.stdout(Stdio::null()).stderr(Stdio::null());
+    let mut first = first.spawn().expect("first batch");
+    until(60, "the first batch's agent asks the model", || fixture.requests() > 0).await;
+    let second = output(batch(&home, &fixture.tasks_file, &["--workers", "1"])).await;
+    assert_eq!(second.status.code(), Some(2), "{}", text(&second.stderr));
+    assert!(text(&second.stderr).contains("another lathe batch"), "{}", text(&second.stderr));
+    let status = tokio::task::spawn_blocking(move || first.wait()).await.expect("join").expect("wait");
+    assert!(status.success(), "{status}");
+    assert_eq!(fixture.requests(), 1, "the second batch ran nothing");
+    let rows = rows(&home);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["status"], "timeout");
 }
