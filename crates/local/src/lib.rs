@@ -40,6 +40,8 @@ mod provider;
 #[cfg(feature = "model")]
 pub mod pyjson;
 #[cfg(feature = "model")]
+pub mod relative;
+#[cfg(feature = "model")]
 mod stats;
 #[cfg(feature = "model")]
 pub mod targets;

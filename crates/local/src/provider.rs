@@ -133,7 +133,17 @@ impl LocalProvider {
     /// Renders the prompt `stream` would evaluate for `request` (for inspection and tests).
     pub fn render(&self, request: &ModelRequest) -> String {
         let (request, _) = self.prepare(request);
-        chatml::render_prompt_with(&request, self.config.answer_mode, self.config.restate_task)
+        self.prompt(&request, self.config.answer_mode)
+    }
+
+    /// The ChatML prompt of `request` in `mode`, the workspace's path written relative to it
+    /// ([`crate::relative`]): the same task reads the same in every directory.
+    fn prompt(&self, request: &ModelRequest, mode: AnswerMode) -> String {
+        let prompt = chatml::render_prompt_with(request, mode, self.config.restate_task);
+        match &self.config.workspace {
+            Some(workspace) => crate::relative::relativize(&prompt, &crate::relative::roots(workspace)),
+            None => prompt,
+        }
     }
 
     /// `request` as the model sees it — tools with their required parameters only
@@ -247,7 +257,7 @@ impl Provider for LocalProvider {
         let request_number = self.requests.fetch_add(1, Ordering::Relaxed);
         let (events, receiver) = mpsc::unbounded_channel();
         let job = Job {
-            prompt: chatml::render_prompt_with(request, mode, self.config.restate_task),
+            prompt: self.prompt(request, mode),
             // A question's answer starts its thought by citing the line that holds the answer.
             grammar: self.grammar(request, &tools, grammar_mode, cite_line),
             mode: grammar_mode,

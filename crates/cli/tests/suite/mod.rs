@@ -20,6 +20,8 @@ mod harness;
 mod headless;
 mod hooks;
 mod kill;
+#[cfg(feature = "local")]
+mod local_directories;
 mod mcp;
 mod mcp_deferred;
 mod memory;

@@ -75,10 +75,13 @@ pub(crate) fn provider(
 }
 
 /// The local model's first message in a new session: the environment and project instructions
-/// (the second system block), then the repository state (`git`, may be empty), each block
-/// separated by one blank line.
+/// (the second system block) without the day's date (greedy decoding would follow it: no task of
+/// a small model needs it), then the repository state (`git`, may be empty), each block separated
+/// by one blank line. (The workspace's path is written relative by the provider.)
 pub(crate) fn session_context(environment: &str, git: &str) -> String {
-    let mut text = environment.trim_end().to_string();
+    let environment: Vec<&str> =
+        environment.split_inclusive('\n').filter(|line| !line.starts_with("Today's date:")).collect();
+    let mut text = environment.concat().trim_end().to_string();
     if !git.trim().is_empty() {
         text.push_str("\n\n");
         text.push_str(git.trim_end());
@@ -114,13 +117,16 @@ mod tests {
 
     #[test]
     fn the_local_first_message_reads_environment_then_repository_state() {
-        let environment = "# Environment\nWorking directory: /p\n\n# Project instructions\nRun the tests.\n";
+        let environment = "# Environment\nWorking directory: /p\nToday's date: 2026-12-06\n\n# Project instructions\nRun the tests.\n";
         let git = "# Repository state at the start of this session\nGit branch: main\n";
         assert_eq!(
             session_context(environment, git),
             "# Environment\nWorking directory: /p\n\n# Project instructions\nRun the tests.\n\n\
              # Repository state at the start of this session\nGit branch: main"
         );
-        assert_eq!(session_context(environment, ""), environment.trim_end());
+        assert_eq!(
+            session_context(environment, ""),
+            "# Environment\nWorking directory: /p\n\n# Project instructions\nRun the tests."
+        );
     }
 }
