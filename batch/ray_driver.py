@@ -91,7 +91,7 @@ def run_task(lathe, task, out, job):
         lathe,
         "batch-task",
         "--task-json",
-        json.dumps(task),
+        json.dumps(task, ensure_ascii=False),
         "--out",
         out,
         "--attempt",

@@ -85,6 +85,10 @@ const MAX_ID_BYTES: usize = 100;
 /// one (`MAX_ARG_STRLEN`).
 const MAX_PROMPT_BYTES: usize = 100_000;
 
+/// The longest task as JSON (bytes): `lathe batch-task --task-json` takes it as one argument
+/// (escaping makes a prompt of many lines or quotes longer than it is).
+const MAX_TASK_JSON_BYTES: usize = 126_000;
+
 const FIELDS: [&str; 12] = [
     "id",
     "repo",
@@ -184,7 +188,7 @@ fn parse_line(line: &str, defaults: &Defaults, cwd: &Path) -> Result<Task, Strin
     if prompt.len() > MAX_PROMPT_BYTES {
         return Err(format!("field `prompt`: {} bytes, at most {MAX_PROMPT_BYTES}", prompt.len()));
     }
-    Ok(Task {
+    let task = Task {
         id,
         repo,
         base: required(&object, "base")?,
@@ -203,7 +207,14 @@ fn parse_line(line: &str, defaults: &Defaults, cwd: &Path) -> Result<Task, Strin
         },
         permission_mode,
         line: 0,
-    })
+    };
+    let json = serde_json::to_string(&task).map_err(|e| e.to_string())?.len();
+    if json > MAX_TASK_JSON_BYTES {
+        return Err(format!(
+            "field `prompt`: the task is {json} bytes as JSON (its prompt escaped), at most {MAX_TASK_JSON_BYTES}"
+        ));
+    }
+    Ok(task)
 }
 
 /// Whether `repo` is a git URL rather than a local path.

@@ -378,6 +378,7 @@ async fn bad_input_is_refused_with_its_line_and_field_before_anything_runs() {
         (with("base", serde_json::json!("no-such-branch")), vec![":2:", "field `base`"]),
         (with("repo", serde_json::json!("/")), vec![":2:", "field `repo`", "not a git repository"]),
         (with("prompt", serde_json::json!("x".repeat(200_000))), vec![":2:", "field `prompt`", "at most"]),
+        (with("prompt", serde_json::json!("\"".repeat(90_000))), vec![":2:", "field `prompt`", "as JSON"]),
         (with("id", serde_json::json!("i".repeat(300))), vec![":2:", "field `id`", "at most"]),
         (with("prompt", serde_json::json!("a\u{0}b")), vec![":2:", "field `prompt`", "NUL"]),
         (with("base_url", serde_json::json!("not a url")), vec![":2:", "field `base_url`"]),
