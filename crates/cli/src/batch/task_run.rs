@@ -346,6 +346,7 @@ async fn check(
         return Ok(false);
     }
     let err = log.try_clone().map_err(|e| format!("cannot write test.log: {e}"))?;
+    let mut note = log.try_clone().map_err(|e| format!("cannot write test.log: {e}"))?;
     // Sandboxed as the agent was (the patch may have changed what the test runs): writes only in
     // the check clone and the temp dirs, no network, the same folders hidden.
     let real = |path: &Path| std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
@@ -385,6 +386,12 @@ async fn check(
             if let Some(group) = group {
                 group.stop(&mut child, GRACE).await;
             }
+            use std::io::Write;
+            let _ = writeln!(
+                note,
+                "lathe batch: the test ran past timeout_s ({} s) and was killed",
+                task.timeout_s
+            );
             false
         }
     };

@@ -702,3 +702,19 @@ async fn a_second_batch_on_the_same_results_folder_is_refused_while_the_first_ru
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert_eq!(rows[0]["status"], "timeout");
 }
+
+/// A test that runs past `timeout_s` is killed: the task is unresolved and its test.log says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_test_past_its_time_limit_is_killed_and_test_log_says_so() {
+    let fix = batch_fixtures::turns_for(Kind::Solvable, 0);
+    let mut fixture = batch_fixtures::custom(vec![("slowtest".to_string(), Kind::Solvable, fix)]).await;
+    fixture.tasks[0].line["test"] = serde_json::json!("sleep 600");
+    fixture.tasks[0].line["timeout_s"] = serde_json::json!(3);
+    let tasks = fixture.subset("slow.jsonl", &["slowtest"]);
+    let home = home();
+    let out = output(batch(&home, &tasks, &["--workers", "1"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(rows(&home)[0]["status"], "unresolved");
+    let log = std::fs::read_to_string(home.out.join("tasks/slowtest/test.log")).expect("test.log");
+    assert!(log.contains("ran past timeout_s (3 s) and was killed"), "{log}");
+}
