@@ -511,3 +511,32 @@ async fn teammates_end_when_the_lead_is_killed() {
         .expect("alpha's session file");
     assert!(ledger.contains("ALPHA-TASK"), "{ledger}");
 }
+
+#[tokio::test]
+async fn two_spawns_of_one_name_in_one_response_start_one_teammate() {
+    let env = setup();
+    let server = mock(
+        json!([
+            calls("mk", &[("team_create", json!({"name": "crew"}))]),
+            calls("sp", &[spawn("alpha", "first task", None), spawn("alpha", "second task", None)]),
+            text("LEAD waits"),
+            calls("sd", &[send("alpha", "shutdown")]),
+            text("LEAD waits for the shutdown"),
+            text("LEAD DONE")
+        ]),
+        json!([text("alpha did the first task")]),
+        json!([]),
+    )
+    .await;
+    let out = output(lathe(&env, &server.url(), &["--teams", "--model", "lead-model", "-p", "go"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let requests = server.requests();
+    let lead = by_model(&requests, "lead-model");
+    let results = tool_result_text(&lead[2].body);
+    assert_eq!(results.matches("Started the teammate `alpha`").count(), 1, "{results}");
+    assert!(results.contains("`alpha` is already running"), "{results}");
+    assert_eq!(by_model(&requests, "alpha-model").len(), 1, "one alpha process asked the model");
+    let told = mail(lead[3]).join("\n");
+    assert!(!told.contains("died"), "{told}");
+    assert!(process_gone(&pid_of(&env, "alpha")));
+}

@@ -139,3 +139,54 @@ async fn a_teammates_permission_prompt_is_the_lead_users_dialog() {
     assert!(!result_of("alpha-model").contains("denied"), "{}", result_of("alpha-model"));
     assert!(result_of("beta-model").contains("the user denied this call"), "{}", result_of("beta-model"));
 }
+
+/// A teammate's request that comes while the lead is busy with its own request is put to the
+/// user before the lead's next request (not handed to its model as mail).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_that_comes_while_the_lead_works_is_asked_before_its_next_request() {
+    let setup = setup();
+    let agents = setup.workspace.join(".lathe/agents");
+    std::fs::create_dir_all(&agents).expect("agents");
+    std::fs::write(
+        agents.join("alpha.md"),
+        "---\nname: alpha\ndescription: w\nmodel: alpha-model\n---\nROLE\n",
+    )
+    .expect("agent");
+    std::fs::create_dir_all(setup.workspace.join("build")).expect("dir");
+    let script = json!({
+        "turns": [
+            {"tool_calls": [{"id": "mk", "name": "team_create", "arguments": {"name": "crew"}}]},
+            {"tool_calls": [{"id": "sp", "name": "spawn_teammate",
+                             "arguments": {"team": "crew", "name": "alpha", "prompt": "clean", "agent_type": "alpha"}}]},
+            {"tool_calls": [{"id": "bl", "name": "board_list", "arguments": {}}], "first_byte_delay_ms": 4000},
+            {"text": "Waiting for alpha."},
+            {"text": "LEAD DONE"}
+        ],
+        "model_turns": {"alpha-model": [
+            {"tool_calls": [{"id": "a1", "name": "shell", "arguments": {"command": "rm -rf build"}}]},
+            {"text": "ALPHA CLEANED"}
+        ]}
+    });
+    let server: MockServer =
+        MockServer::start(Mode::Scripted(Script::from_json(&script.to_string()).expect("script")))
+            .await
+            .expect("mock");
+    let pane_script = pane_script(&setup, &server, &["--teams", "--model", "lead-model"]);
+    let dir = setup.tmp.path().to_path_buf();
+    let workspace = setup.workspace.clone();
+    tokio::task::spawn_blocking(move || {
+        let pane = Tmux::start(&dir, 120, 40, &pane_script);
+        pane.wait_for("lead-model", WAIT);
+        pane.type_text("start the team");
+        pane.keys(&["Enter"]);
+        pane.wait_for("the teammate `alpha` asks", WAIT);
+        pane.keys(&["y"]);
+        pane.wait_for("LEAD DONE", WAIT);
+        assert!(!workspace.join("build").exists(), "alpha's approved command ran");
+        pane.type_text("/quit");
+        pane.keys(&["Enter"]);
+        pane.wait_for(SETTINGS_END, WAIT);
+    })
+    .await
+    .expect("scenario");
+}

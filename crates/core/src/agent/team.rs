@@ -25,8 +25,10 @@ impl Agent {
     }
 
     /// Appends the lead's unread mail; the cursor moves past it once it is in the session file.
-    pub(super) fn deliver_team_mail(&mut self) {
+    /// Teammates' approval requests among it are put to this session's approver first.
+    pub(super) async fn deliver_team_mail(&mut self) {
         let Some(hub) = self.team.clone() else { return };
+        self.answer_approvals(&hub).await;
         let Some(delivery) = hub.take_mail() else { return };
         for note in delivery.skipped {
             self.transcript.warn(format!("team mail: {note}"));
@@ -51,19 +53,25 @@ impl Agent {
         loop {
             match hub.wait_for_mail(cancel).await {
                 Wait::Mail => {
-                    let open = hub.open_approvals();
-                    if open.is_empty() {
+                    if !self.answer_approvals(&hub).await {
                         return Some(None);
-                    }
-                    for (message, request) in open {
-                        let answer = self.ask_for_teammate(&message, &request).await;
-                        hub.answer_approval(&message, answer);
                     }
                 }
                 Wait::Cancelled => return Some(Some(StopCause::Cancelled)),
                 Wait::Settled => return None,
             }
         }
+    }
+
+    /// Puts the teammates' open approval requests to this session's approver and posts the
+    /// answers; whether there were any.
+    async fn answer_approvals(&self, hub: &TeamHub) -> bool {
+        let open = hub.open_approvals();
+        for (message, request) in &open {
+            let answer = self.ask_for_teammate(message, request).await;
+            hub.answer_approval(message, answer);
+        }
+        !open.is_empty()
     }
 
     /// The user's answer to a teammate's approval request (a denial when nobody can be asked).

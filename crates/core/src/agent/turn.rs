@@ -126,7 +126,7 @@ impl Agent {
         // Background sub-agents that ended since the last request: their reports go with this one.
         self.deliver_background(events);
         // The team's mail (teammates' messages, their idle notices, a death) likewise.
-        self.deliver_team_mail();
+        self.deliver_team_mail().await;
         if let Some(cause) = self.fit_context(events, cancel).await {
             return Some(cause);
         }

@@ -304,7 +304,12 @@ impl Executor<'_> {
         }
         let suggestion = (!decision.suggestions.is_empty()).then(|| decision.suggestions.join(", "));
         let preview = tool.preview(&call.arguments, self.ctx);
-        let answer = approver.ask(call, &decision.reason, suggestion.as_deref(), preview.as_ref()).await;
+        // A cancelled turn ends the wait for an answer as a "no" (an approver that waits on
+        // something else than the front end — a teammate's lead — is not told of the cancel).
+        let answer = tokio::select! {
+            answer = approver.ask(call, &decision.reason, suggestion.as_deref(), preview.as_ref()) => answer,
+            () = self.ctx.cancel.cancelled() => PermissionAnswer::Deny { feedback: None },
+        };
         let by = match answer {
             PermissionAnswer::AllowOnce => "approved by the user once".to_string(),
             PermissionAnswer::AllowAlways => self.remember(&decision.suggestions),

@@ -152,6 +152,9 @@ impl MailApprover {
         let deadline = tokio::time::Instant::now() + self.wait;
         loop {
             let unread = mailbox.unread().map_err(|error| error.to_string())?;
+            if unread.messages.iter().any(|message| message.kind == Kind::Shutdown) {
+                return Err("the lead asked this teammate to shut down".into());
+            }
             let answer = unread
                 .messages
                 .iter()

@@ -88,3 +88,17 @@ async fn a_lead_that_never_answers_is_a_denial_that_says_so() {
     assert!(feedback.contains("the lead did not answer"), "{feedback}");
     assert_eq!(lead_mail(&inbox).await.len(), 1, "the request was posted");
 }
+
+#[tokio::test]
+async fn a_shutdown_while_the_call_waits_is_a_denial() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let inbox = dir.path().join("inbox");
+    let approver = MailApprover::new(inbox.clone(), "alpha".into());
+    let asking =
+        tokio::spawn(async move { approver.ask(&call(), "a destructive command", None, None).await });
+    lead_mail(&inbox).await;
+    post(&inbox, "alpha", &Message::new(LEAD, super::mailbox::Kind::Shutdown, "shutdown")).expect("post");
+    let answer = tokio::time::timeout(Duration::from_secs(10), asking).await.expect("ended").expect("task");
+    let PermissionAnswer::Deny { feedback: Some(feedback) } = answer else { panic!("{answer:?}") };
+    assert!(feedback.contains("shut down"), "{feedback}");
+}

@@ -72,8 +72,9 @@ pub struct TeamHub {
     roles: Roles,
     policy: Arc<lathe_policy::Policy>,
     state: Arc<Mutex<State>>,
-    /// Worktrees are made one at a time (git locks the repository's files).
-    worktrees: tokio::sync::Mutex<()>,
+    /// Teammates are started one at a time: the checks (name taken, how many run) and the start
+    /// belong together, and git locks the repository's files while it makes a worktree.
+    spawning: tokio::sync::Mutex<()>,
     /// Coordinator mode: the lead only dispatches ([`TeamHub::set_coordinator`]).
     coordinator: std::sync::atomic::AtomicBool,
     /// The teammates' approval requests answered so far ([`super::approval`]).
@@ -101,7 +102,7 @@ impl TeamHub {
             roles,
             policy,
             state: Arc::default(),
-            worktrees: tokio::sync::Mutex::new(()),
+            spawning: tokio::sync::Mutex::new(()),
             coordinator: Default::default(),
             answered: Answered::default(),
         }
@@ -158,6 +159,7 @@ impl TeamHub {
         if name == LEAD {
             return Err(TeamError::Invalid("`lead` is the lead's own name; choose another".into()));
         }
+        let _one_at_a_time = self.spawning.lock().await;
         let (team, dir) = {
             let state = lock(&self.state);
             let Some(active) = &state.active else {
@@ -185,7 +187,6 @@ impl TeamHub {
             role.as_ref().and_then(|role| role.model.clone()).unwrap_or_else(|| self.launch.model.clone());
         let role = role.map(|role| role.prompt);
         let workspace = if worktree {
-            let _one = self.worktrees.lock().await;
             spawn::worktree(&self.workspace, &dir, &team, name).await?
         } else {
             self.workspace.clone()

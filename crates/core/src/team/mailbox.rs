@@ -218,9 +218,17 @@ pub fn marked(messages: &[Message]) -> String {
     let mut out = String::from("<team-mail>\n");
     for message in messages {
         let _ = writeln!(out, "<message from=\"{}\" kind=\"{}\">", message.from, message.kind.word());
-        out.push_str(message.text.trim_end());
+        out.push_str(&defused(message.text.trim_end()));
         out.push_str("\n</message>\n");
     }
     out.push_str("</team-mail>");
     out
+}
+
+/// `text` with the tags of marked mail broken up (`</message>` → `</ message>`), so a member's
+/// message cannot close its block and forge another member's message or a notice.
+fn defused(text: &str) -> String {
+    text.replace("<message", "< message")
+        .replace("</message", "</ message")
+        .replace("team-mail>", "team-mail >")
 }

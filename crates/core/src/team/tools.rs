@@ -15,6 +15,10 @@ use super::mailbox::{Kind, LEAD, Message, post};
 use super::roster::Roster;
 use super::{TeamError, inbox_dir};
 
+/// The longest message `send_message` takes (bytes): a member's mail goes into the reader's context
+/// as it is.
+pub const MAX_MESSAGE_BYTES: usize = 20_000;
+
 /// The name of the tool that sends a message to a member.
 pub const SEND_MESSAGE_TOOL: &str = "send_message";
 
@@ -140,6 +144,13 @@ fn act(op: Op, dir: &std::path::Path, me: &str, args: &Value, seat: &dyn Seat) -
     match op {
         Op::Send => {
             let (to, body) = (text("to").unwrap_or_default(), text("text").unwrap_or_default());
+            if body.len() > MAX_MESSAGE_BYTES {
+                return Err(TeamError::Invalid(format!(
+                    "the message is {} bytes, at most {MAX_MESSAGE_BYTES}: put long material in a file and send \
+                     its path",
+                    body.len()
+                )));
+            }
             let roster = Roster::load(dir)?;
             let targets: Vec<String> = if to == "*" {
                 roster.members.keys().filter(|name| *name != me).cloned().collect()
