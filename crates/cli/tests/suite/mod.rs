@@ -39,4 +39,5 @@ mod teams;
 mod teams_tui;
 mod tmux;
 mod tui;
+mod verify;
 mod web_fetch;

@@ -32,6 +32,7 @@ mod transcript;
 mod turn;
 mod turn_hooks;
 mod usage;
+mod verify;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -93,6 +94,10 @@ pub struct Agent {
     mcp: Option<Arc<crate::mcp::McpServers>>,
     /// The team this agent leads, if teams are on.
     team: Option<Arc<crate::team::lead::TeamHub>>,
+    /// Verify before claiming ([`verify`]): a run that changed files ends only after a check.
+    verify_changes: bool,
+    /// Why the run that just ended is not verified (its final text instead of the model's claim).
+    unverified: Option<String>,
 }
 
 impl Agent {
@@ -142,7 +147,15 @@ impl Agent {
             background: None,
             mcp: None,
             team: None,
+            verify_changes: false,
+            unverified: None,
         }
+    }
+
+    /// Makes a run that changed files end only after a check passed ([`verify`]).
+    pub fn with_verification(mut self, on: bool) -> Agent {
+        self.verify_changes = on;
+        self
     }
 
     /// Tells the user, with the other warnings, what MCP servers still starting when the session
@@ -341,8 +354,11 @@ impl Agent {
         self.sync();
         self.send_warnings(events);
         self.totals.add_duration(started.elapsed().as_millis() as u64);
-        let final_text =
-            if refused.is_some() { String::new() } else { self.transcript.last_assistant_text() };
+        let final_text = match (refused.is_some(), self.unverified.take()) {
+            (true, _) => String::new(),
+            (false, Some(unverified)) => unverified,
+            (false, None) => self.transcript.last_assistant_text(),
+        };
         (cause, final_text)
     }
 

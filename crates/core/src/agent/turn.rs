@@ -29,6 +29,8 @@ struct TurnState {
     progress: ProgressGuard,
     guard: CallGuard,
     stop_checks: StopChecks,
+    /// Answers not taken for want of a passing check ([`super::verify`]).
+    nudges: u32,
 }
 
 impl Agent {
@@ -44,6 +46,7 @@ impl Agent {
             progress: ProgressGuard::default(),
             guard: CallGuard::new(self.limits.max_calls_per_response),
             stop_checks: StopChecks::default(),
+            nudges: 0,
         };
         loop {
             if let Some(cause) = self.before_request(turn.requests, events, cancel).await {
@@ -251,6 +254,9 @@ impl Agent {
             | StopReason::Cancelled => {
                 // A lead whose teammates still work waits for them: their mail is the next request.
                 if let Some(next) = self.wait_for_team(cancel).await {
+                    return next;
+                }
+                if let Some(next) = self.verify_before_answer(&mut turn.nudges) {
                     return next;
                 }
                 self.stop_hooks(&mut turn.stop_checks, events, cancel).await

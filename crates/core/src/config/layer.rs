@@ -231,6 +231,9 @@ pub struct ConfigLayer {
     pub auto_compact: Option<bool>,
     /// Replace old outputs of re-readable tools with stubs above 60 % of the window (default true).
     pub context_pruning: Option<bool>,
+    /// A run that changed files ends only after a check passed (the command the prompt names, or
+    /// one Lathe derives); default: on for the embedded local model, off for others.
+    pub verify_changes: Option<bool>,
     /// Largest total size of the project instructions in bytes (default 40 KiB); beyond it they
     /// are cut with a warning naming what was cut.
     pub instructions_max_bytes: Option<usize>,

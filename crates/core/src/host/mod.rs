@@ -307,7 +307,8 @@ impl SessionBuilder {
             session_context.push_str(&memory.index_context());
             tracing::debug!("memory index ready");
         }
-        if resolved.profile.tool_set == crate::profile::ToolSet::Small {
+        let small = resolved.profile.tool_set == crate::profile::ToolSet::Small;
+        if small {
             // The environment (working directory, date) and the project instructions differ between
             // directories and days: in a new session they open the first message, before the
             // repository state, so the local model's system turn (core prompt + tools) is
@@ -359,7 +360,8 @@ impl SessionBuilder {
                 .with_hooks(hooks)
                 .with_reviewer(reviewer, true)
                 .with_evaluator_model(config.layer.goal.evaluator_model.clone())
-                .with_mcp(mcp.clone());
+                .with_mcp(mcp.clone())
+                .with_verification(config.layer.verify_changes.unwrap_or(small));
         if let Some(memory) = memory {
             agent = agent.with_memory(memory);
         }

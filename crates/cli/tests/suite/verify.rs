@@ -1,0 +1,99 @@
+//! Verify before claiming (`verify_changes`, on by default for the embedded local model): an
+//! answer after a change with no passing check since is not taken; Lathe names the check, and a
+//! run whose check never passes ends not-success (exit 4) with the check's output, never with the
+//! model's "Fixed". Off by default for other providers.
+
+use serde_json::{Value, json};
+
+use super::harness::{Env, output, request_texts, serve, stderr, stdout};
+
+const CONFIG: &str = "verify_changes = true\n[retry]\nmax_retries = 0\n";
+
+/// Reads greet.py, then replaces `old` with `new` in it (one response each).
+fn edit(id: &str, old: &str, new: &str) -> [Value; 2] {
+    [
+        json!({"tool_calls": [{"id": format!("{id}r"), "name": "read_file", "arguments": {"path": "greet.py"}}]}),
+        json!({"tool_calls": [{"id": id, "name": "edit_file",
+               "arguments": {"path": "greet.py", "old_string": old, "new_string": new}}]}),
+    ]
+}
+
+fn shell(id: &str, command: &str) -> Value {
+    json!({"tool_calls": [{"id": id, "name": "shell", "arguments": {"command": command}}]})
+}
+
+fn workspace(env: &Env) {
+    env.put("greet.py", "print(\"Helo, world!\")\n");
+    env.put(
+        "check.py",
+        "import subprocess, sys\nout = subprocess.run([sys.executable, 'greet.py'], capture_output=True, text=True).stdout\n\
+         print('greet.py printed', out.strip())\nsys.exit(0 if out.strip() == 'Hello, world!' else 1)\n",
+    );
+}
+
+#[tokio::test]
+async fn an_answer_before_any_check_is_sent_back_with_the_check_to_run() {
+    let env = Env::new(CONFIG);
+    workspace(&env);
+    let [read, change] = edit("e1", "Helo", "Hello");
+    let server = serve(json!({"turns": [
+        read, change,
+        {"text": "Fixed the typo."},
+        shell("s1", "python3 greet.py"),
+        {"text": "Fixed: greet.py prints Hello, world!"},
+    ]}))
+    .await;
+    let prompt = "Fix the typo in greet.py so that `python3 greet.py` prints Hello, world!";
+    let out = output(env.run_against(&server, "anthropic", prompt, &["--yolo"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "Fixed: greet.py prints Hello, world!");
+    let requests = request_texts(&server);
+    assert_eq!(requests.len(), 5);
+    assert!(
+        requests[3]
+            .contains("[check] You changed greet.py but have not run anything since. Run `python3 greet.py`")
+    );
+}
+
+#[tokio::test]
+async fn a_check_that_never_passes_ends_not_success_with_its_output_not_the_claim() {
+    let env = Env::new(CONFIG);
+    workspace(&env);
+    let [read, change] = edit("e1", "Helo", "Hallo");
+    let server = serve(json!({"turns": [
+        read, change,
+        {"text": "Fixed."},
+        shell("s1", "python3 check.py"),
+        {"text": "Fixed."},
+        {"text": "Fixed."},
+        {"text": "Fixed."},
+        {"text": "never asked"},
+    ]}))
+    .await;
+    let prompt = "Fix greet.py so that `python3 check.py` passes";
+    let out = output(env.run_against(&server, "anthropic", prompt, &["--yolo"])).await;
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let said = stdout(&out);
+    assert!(!said.contains("Fixed"), "{said}");
+    assert!(said.contains("the change is not verified: `python3 check.py` failed (exit 1)"), "{said}");
+    assert!(said.contains("greet.py printed Hallo, world!"), "{said}");
+    assert!(stderr(&out).contains("stopped, no progress: the change is not verified"), "{}", stderr(&out));
+    let requests = request_texts(&server);
+    assert_eq!(requests.len(), 7, "three answers sent back, then the run ends");
+    assert!(requests[5].contains("[check] `python3 check.py` failed after your change (exit 1)"));
+}
+
+#[tokio::test]
+async fn other_providers_take_the_answer_unless_configured() {
+    let env = Env::new("[retry]\nmax_retries = 0\n");
+    workspace(&env);
+    let [read, change] = edit("e1", "Helo", "Hello");
+    let server = serve(json!({"turns": [read, change, {"text": "Fixed the typo."}]})).await;
+    let out = output(env.run_against(&server, "anthropic", "Fix the typo in greet.py", &["--yolo"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(request_texts(&server).len(), 3);
+    assert_eq!(
+        std::fs::read_to_string(env.workspace.join("greet.py")).unwrap(),
+        "print(\"Hello, world!\")\n"
+    );
+}

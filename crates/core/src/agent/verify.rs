@@ -1,0 +1,225 @@
+//! Verify before claiming (the embedded local model by default, `verify_changes` in config): a
+//! run that changed files may end only after a check ran since the last change and passed.
+//!
+//! The check is the command the user's prompt names (`python3 app.py`, `pytest`, in backticks or
+//! not), else one Lathe derives from the changed files: `python3 FILE` for a Python file with a
+//! `__main__` block, `python3 -m py_compile FILE` for another. A `shell` command after the last
+//! change counts when it runs that command (or, with a derived check, names a changed file or runs
+//! tests). When the model answers without one, or after one that failed, the answer is not taken:
+//! Lathe tells the model what to run or what failed, and the run goes on (within its turn limit).
+//! After [`MAX_NUDGES`] such answers the run ends not-success ([`StopCause::NoProgress`], exit 4)
+//! and its final text is the failing check's output, never the model's claim.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use lathe_protocol::{
+    Content, LedgerItem, StopCause, ToolCall, ToolResult, ToolStatus, UserMessage, UserOrigin,
+};
+
+use super::Agent;
+
+/// Answers without a passing check the model gets told about before the run ends unverified.
+pub const MAX_NUDGES: u32 = 3;
+
+/// Characters of a failed check's output quoted back (its tail).
+const OUTPUT_CHARS: usize = 1500;
+
+/// Where the run's verification stands.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum State {
+    /// No file changed in the run: nothing to verify.
+    Unchanged,
+    /// A check ran after the last change and passed.
+    Passed,
+    /// Files changed and no check ran since.
+    NotRun {
+        /// The changed files (workspace-relative when inside it).
+        files: Vec<String>,
+    },
+    /// The last check after the last change failed.
+    Failed {
+        /// Its command line.
+        command: String,
+        /// Its exit status (`None`: interrupted).
+        exit_code: Option<i32>,
+        /// The tail of its output.
+        output: String,
+    },
+}
+
+/// The command the prompt names to run, if any: a backticked span, else a bare `python3 x.py`,
+/// `pytest …`, `sh x.sh`, `bash x.sh`, `node x.js`, `npm test`, `cargo test`, `make …`.
+pub(crate) fn named_command(prompt: &str) -> Option<String> {
+    const RUNNERS: [&str; 10] =
+        ["python3 ", "python ", "pytest", "sh ", "bash ", "node ", "npm ", "cargo ", "make", "./"];
+    let is_runner = |text: &str| RUNNERS.iter().any(|runner| text.starts_with(runner));
+    let mut spans = prompt.split('`').skip(1).step_by(2);
+    if let Some(span) = spans.find(|span| is_runner(span.trim())) {
+        return Some(span.trim().to_string());
+    }
+    let words: Vec<&str> = prompt.split_whitespace().collect();
+    for (at, word) in words.iter().enumerate() {
+        let word = word.trim_matches(['(', ')', '"', '\'', ',', '.', ';', ':']);
+        if matches!(word, "python3" | "python" | "sh" | "bash" | "node")
+            && let Some(file) = words.get(at + 1)
+        {
+            let file = file.trim_end_matches(['.', ',', ';', ':', ')', '"', '\'']);
+            if file.contains('.') {
+                return Some(format!("{word} {file}"));
+            }
+        }
+        if word == "pytest" {
+            return Some("pytest".into());
+        }
+    }
+    None
+}
+
+/// The check Lathe derives for `files` in `workspace` when the prompt names none.
+pub(crate) fn derived_check(files: &[String], workspace: &Path) -> Option<String> {
+    let python = files.iter().find(|file| file.ends_with(".py"))?;
+    let text = std::fs::read_to_string(workspace.join(python)).unwrap_or_default();
+    let main = text.contains("__name__ == \"__main__\"") || text.contains("__name__ == '__main__'");
+    Some(if main { format!("python3 {python}") } else { format!("python3 -m py_compile {python}") })
+}
+
+fn text_of(result: &ToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|content| match content {
+            Content::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The verification state of the run's items (`items` from its user prompt on); `named` is the
+/// prompt's command, if any.
+pub(crate) fn state(items: &[LedgerItem], named: Option<&str>) -> State {
+    let mut calls: HashMap<&str, &ToolCall> = HashMap::new();
+    let mut files: Vec<String> = Vec::new();
+    let mut last: Option<State> = None;
+    for item in items {
+        match item {
+            LedgerItem::Assistant(message) => calls.extend(message.tool_calls().map(|c| (c.id.as_str(), c))),
+            LedgerItem::ToolResult(result) => {
+                let Some(receipt) = &result.receipt else { continue };
+                let ok = result.status == ToolStatus::Completed && !result.is_error;
+                if let (Some(change), true) = (&receipt.change, ok) {
+                    if !files.contains(&change.path) {
+                        files.push(change.path.clone());
+                    }
+                    last = None;
+                    continue;
+                }
+                if receipt.tool != "shell" || files.is_empty() || result.status != ToolStatus::Completed {
+                    continue;
+                }
+                let command = calls
+                    .get(result.call_id.as_str())
+                    .and_then(|call| call.arguments.get("command"))
+                    .and_then(|command| command.as_str())
+                    .unwrap_or_default();
+                let counts = match named {
+                    Some(named) => command.contains(named),
+                    None => {
+                        lathe_protocol::report::is_test_command(command)
+                            || files.iter().any(|file| {
+                                let name =
+                                    Path::new(file).file_name().and_then(|n| n.to_str()).unwrap_or(file);
+                                command.contains(name)
+                            })
+                    }
+                };
+                if !counts {
+                    continue;
+                }
+                let output = text_of(result);
+                let exit_code = receipt.exit_code;
+                last = Some(if exit_code == Some(0) && !result.is_error {
+                    State::Passed
+                } else {
+                    let skip = output.chars().count().saturating_sub(OUTPUT_CHARS);
+                    State::Failed {
+                        command: command.to_string(),
+                        exit_code,
+                        output: output.chars().skip(skip).collect(),
+                    }
+                });
+            }
+            LedgerItem::User(_) | LedgerItem::Compaction(_) | LedgerItem::Meta(_) => {}
+        }
+    }
+    match (files.is_empty(), last) {
+        (true, _) => State::Unchanged,
+        (false, Some(state)) => state,
+        (false, None) => State::NotRun { files },
+    }
+}
+
+impl Agent {
+    /// At the end of a response without calls: `None` when the run may end (verified, nothing
+    /// changed, or verification off), `Some(None)` when the model was told to check and the run
+    /// goes on, `Some(Some(cause))` when it ends unverified.
+    pub(super) fn verify_before_answer(&mut self, nudges: &mut u32) -> Option<Option<StopCause>> {
+        if !self.verify_changes {
+            return None;
+        }
+        let items = self.transcript.items();
+        let start = items
+            .iter()
+            .rposition(|item| matches!(item, LedgerItem::User(m) if m.origin == UserOrigin::User))
+            .unwrap_or(0);
+        let prompt: String = match &items[start] {
+            LedgerItem::User(message) => message
+                .content
+                .iter()
+                .filter_map(|content| match content {
+                    Content::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect(),
+            _ => String::new(),
+        };
+        let named = named_command(&prompt);
+        let state = state(&items[start..], named.as_deref());
+        let message = match &state {
+            State::Unchanged | State::Passed => return None,
+            State::NotRun { files } => {
+                let check = named.clone().or_else(|| derived_check(files, &self.ctx.workspace))?;
+                format!(
+                    "[check] You changed {} but have not run anything since. Run `{check}` now and read its \
+                     output; answer only once it passes.",
+                    files.join(", ")
+                )
+            }
+            State::Failed { command, exit_code, output } => format!(
+                "[check] `{command}` failed after your change ({}):\n{}\nFix the code, run it again, and answer \
+                 only once it passes.",
+                exit_code.map_or("no exit status".to_string(), |code| format!("exit {code}")),
+                output.trim_end()
+            ),
+        };
+        if *nudges >= MAX_NUDGES {
+            let detail = match &state {
+                State::Failed { command, exit_code, output } => format!(
+                    "the change is not verified: `{command}` failed ({})\n{}",
+                    exit_code.map_or("no exit status".to_string(), |code| format!("exit {code}")),
+                    output.trim_end()
+                ),
+                _ => "the change is not verified: no check ran after it".to_string(),
+            };
+            self.unverified = Some(detail.clone());
+            return Some(Some(StopCause::NoProgress { detail }));
+        }
+        *nudges += 1;
+        self.append(LedgerItem::User(UserMessage::injected(message)));
+        Some(None)
+    }
+}
+
+#[cfg(test)]
+#[path = "verify_tests.rs"]
+mod tests;
