@@ -97,3 +97,19 @@ async fn other_providers_take_the_answer_unless_configured() {
         "print(\"Hello, world!\")\n"
     );
 }
+
+#[tokio::test]
+async fn an_answer_that_claims_a_change_the_run_did_not_make_is_not_taken() {
+    let env = Env::new(CONFIG);
+    workspace(&env);
+    let claim = json!({"text": "Fixed the typo in greet.py: it now prints Hello, world!"});
+    let server = serve(json!({"turns": [claim, claim, claim, claim, {"text": "never asked"}]})).await;
+    let out = output(env.run_against(&server, "anthropic", "Fix the typo in greet.py", &["--yolo"])).await;
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let said = stdout(&out);
+    assert!(!said.contains("Fixed"), "{said}");
+    assert!(said.contains("greet.py was not changed in this run"), "{said}");
+    let requests = request_texts(&server);
+    assert_eq!(requests.len(), 4);
+    assert!(requests[1].contains("[check] Your answer says"), "{}", requests[1]);
+}

@@ -7,8 +7,10 @@
 //! change counts when it runs that command (or, with a derived check, names a changed file or runs
 //! tests). When the model answers without one, or after one that failed, the answer is not taken:
 //! Lathe tells the model what to run or what failed, and the run goes on (within its turn limit).
-//! After [`MAX_NUDGES`] such answers the run ends not-success ([`StopCause::NoProgress`], exit 4)
-//! and its final text is the failing check's output, never the model's claim.
+//! An answer whose claims the run does not back (the run report's claims: "fixed app.py" when
+//! app.py did not change, "tests pass" when none ran) is sent back the same way. After
+//! [`MAX_NUDGES`] such answers the run ends not-success ([`StopCause::NoProgress`], exit 4) and its
+//! final text is the failing check's output (or the unbacked claims), never the model's claim.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -185,9 +187,20 @@ impl Agent {
         };
         let named = named_command(&prompt);
         let state = state(&items[start..], named.as_deref());
-        let message = match &state {
-            State::Unchanged | State::Passed => return None,
-            State::NotRun { files } => {
+        // After a check that passed, that check is the evidence for "fixed": only a file the answer
+        // says it changed and did not change still counts against it.
+        let mut claims = lathe_protocol::RunReport::from_ledger(items, start).claims;
+        if state == State::Passed {
+            claims.retain(|claim| claim.reason.ends_with("was not changed in this run"));
+        }
+        let message = match (&state, claims.first()) {
+            (State::Unchanged | State::Passed, None) => return None,
+            (State::Unchanged | State::Passed, Some(claim)) => format!(
+                "[check] Your answer says \"{}\", but {}. Do what it says (and check it), or answer with what \
+                 you actually did.",
+                claim.sentence, claim.reason
+            ),
+            (State::NotRun { files }, _) => {
                 let check = named.clone().or_else(|| derived_check(files, &self.ctx.workspace))?;
                 format!(
                     "[check] You changed {} but have not run anything since. Run `{check}` now and read its \
@@ -195,7 +208,7 @@ impl Agent {
                     files.join(", ")
                 )
             }
-            State::Failed { command, exit_code, output } => format!(
+            (State::Failed { command, exit_code, output }, _) => format!(
                 "[check] `{command}` failed after your change ({}):\n{}\nFix the code, run it again, and answer \
                  only once it passes.",
                 exit_code.map_or("no exit status".to_string(), |code| format!("exit {code}")),
@@ -209,7 +222,11 @@ impl Agent {
                     exit_code.map_or("no exit status".to_string(), |code| format!("exit {code}")),
                     output.trim_end()
                 ),
-                _ => "the change is not verified: no check ran after it".to_string(),
+                State::NotRun { .. } => "the change is not verified: no check ran after it".to_string(),
+                State::Unchanged | State::Passed => format!(
+                    "the run does not back its answer: {}",
+                    claims.iter().map(|claim| claim.reason.as_str()).collect::<Vec<_>>().join("; ")
+                ),
             };
             self.unverified = Some(detail.clone());
             return Some(Some(StopCause::NoProgress { detail }));
