@@ -113,3 +113,26 @@ async fn an_answer_that_claims_a_change_the_run_did_not_make_is_not_taken() {
     assert_eq!(requests.len(), 4);
     assert!(requests[1].contains("[check] Your answer says"), "{}", requests[1]);
 }
+
+#[tokio::test]
+async fn a_change_task_that_changed_nothing_ends_not_success_and_a_question_is_answered() {
+    let env = Env::new(CONFIG);
+    workspace(&env);
+    let answer = json!({"text": "Added a function multiply(a, b) that returns a times b."});
+    let server = serve(json!({"turns": [answer, answer, answer, answer]})).await;
+    let out = output(env.run_against(
+        &server,
+        "anthropic",
+        "Add a function multiply(a, b) to greet.py",
+        &["--yolo"],
+    ))
+    .await;
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(stdout(&out).contains("nothing was done: the task asks for a change"), "{}", stdout(&out));
+    assert!(request_texts(&server)[1].contains("[check] The task asks for a change, but no file changed"));
+
+    let server = serve(json!({"turns": [{"text": "It prints Helo, world!"}]})).await;
+    let out = output(env.run_against(&server, "anthropic", "What does greet.py print?", &["--yolo"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(request_texts(&server).len(), 1);
+}

@@ -78,6 +78,36 @@ pub(crate) fn named_command(prompt: &str) -> Option<String> {
     None
 }
 
+/// Words of a prompt that asks for a change (when it is no question).
+const CHANGE_WORDS: [&str; 17] = [
+    "fix",
+    "add",
+    "rename",
+    "create",
+    "change",
+    "make",
+    "remove",
+    "delete",
+    "update",
+    "write",
+    "replace",
+    "implement",
+    "refactor",
+    "move",
+    "edit",
+    "correct",
+    "insert",
+];
+
+/// Whether `prompt` asks for a change: it is no question (does not end with `?`) and one of its
+/// words is a change verb ([`CHANGE_WORDS`]).
+pub(crate) fn asks_for_a_change(prompt: &str) -> bool {
+    !prompt.trim_end().ends_with('?')
+        && prompt
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|word| CHANGE_WORDS.iter().any(|verb| verb.eq_ignore_ascii_case(word)))
+}
+
 /// The check Lathe derives for `files` in `workspace` when the prompt names none.
 pub(crate) fn derived_check(files: &[String], workspace: &Path) -> Option<String> {
     let python = files.iter().find(|file| file.ends_with(".py"))?;
@@ -193,7 +223,12 @@ impl Agent {
         if state == State::Passed {
             claims.retain(|claim| claim.reason.ends_with("was not changed in this run"));
         }
+        let unchanged = state == State::Unchanged && asks_for_a_change(&prompt);
         let message = match (&state, claims.first()) {
+            (State::Unchanged, None) if unchanged => "[check] The task asks for a change, but no file changed in this \
+                 run. Make it with edit_file or write_file (read the file first), then check it; or answer that you \
+                 could not."
+                .to_string(),
             (State::Unchanged | State::Passed, None) => return None,
             (State::Unchanged | State::Passed, Some(claim)) => format!(
                 "[check] Your answer says \"{}\", but {}. Do what it says (and check it), or answer with what \
@@ -223,6 +258,9 @@ impl Agent {
                     output.trim_end()
                 ),
                 State::NotRun { .. } => "the change is not verified: no check ran after it".to_string(),
+                State::Unchanged if claims.is_empty() => {
+                    "nothing was done: the task asks for a change and no file changed in this run".to_string()
+                }
                 State::Unchanged | State::Passed => format!(
                     "the run does not back its answer: {}",
                     claims.iter().map(|claim| claim.reason.as_str()).collect::<Vec<_>>().join("; ")

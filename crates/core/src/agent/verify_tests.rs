@@ -94,3 +94,12 @@ fn the_state_follows_the_last_change_and_the_checks_after_it() {
     let named: Vec<LedgerItem> = edit.iter().cloned().chain(run("r", "cd . && pytest -q", 0)).collect();
     assert_eq!(state(&named, Some("pytest")), State::Passed);
 }
+
+#[test]
+fn a_change_task_is_told_from_a_question() {
+    use super::asks_for_a_change;
+    assert!(asks_for_a_change("Add a function multiply(a, b) to mathutil.py."));
+    assert!(asks_for_a_change("Make `python3 test_calc.py` pass by fixing calc.py"));
+    assert!(!asks_for_a_change("How many rows of data does people.csv have?"));
+    assert!(!asks_for_a_change("Explain what main.py does"));
+}
