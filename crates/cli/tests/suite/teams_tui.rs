@@ -7,6 +7,24 @@ use serde_json::json;
 use super::tmux::Tmux;
 use super::tui::{SETTINGS_END, WAIT, pane_script, setup};
 
+/// Agent type files `.lathe/agents/<name>.md` in `workspace`, each on the model `<name>-model`.
+fn agent_types(workspace: &std::path::Path, names: &[&str]) {
+    let agents = workspace.join(".lathe/agents");
+    std::fs::create_dir_all(&agents).expect("agents");
+    for name in names {
+        let agent =
+            format!("---\nname: {name}\ndescription: {name} worker\nmodel: {name}-model\n---\nROLE\n");
+        std::fs::write(agents.join(format!("{name}.md")), agent).expect("agent");
+    }
+}
+
+/// A scripted model server for `script` (the lead's `turns` and the teammates' `model_turns`).
+async fn scripted(script: serde_json::Value) -> MockServer {
+    MockServer::start(Mode::Scripted(Script::from_json(&script.to_string()).expect("script")))
+        .await
+        .expect("mock")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slash_team_lists_the_members_and_their_states_while_they_work() {
     let setup = setup();
@@ -64,13 +82,7 @@ async fn slash_team_lists_the_members_and_their_states_while_they_work() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_teammates_permission_prompt_is_the_lead_users_dialog() {
     let setup = setup();
-    let agents = setup.workspace.join(".lathe/agents");
-    std::fs::create_dir_all(&agents).expect("agents");
-    for name in ["alpha", "beta"] {
-        let agent =
-            format!("---\nname: {name}\ndescription: {name} worker\nmodel: {name}-model\n---\nROLE\n");
-        std::fs::write(agents.join(format!("{name}.md")), agent).expect("agent");
-    }
+    agent_types(&setup.workspace, &["alpha", "beta"]);
     for dir in ["build", "keep"] {
         std::fs::create_dir_all(setup.workspace.join(dir)).expect("dir");
         std::fs::write(setup.workspace.join(dir).join("out.o"), "object").expect("file");
@@ -99,10 +111,7 @@ async fn a_teammates_permission_prompt_is_the_lead_users_dialog() {
             ]
         }
     });
-    let server: MockServer =
-        MockServer::start(Mode::Scripted(Script::from_json(&script.to_string()).expect("script")))
-            .await
-            .expect("mock");
+    let server = scripted(script).await;
     let pane_script = pane_script(&setup, &server, &["--teams", "--model", "lead-model"]);
     let dir = setup.tmp.path().to_path_buf();
     let workspace = setup.workspace.clone();
@@ -145,13 +154,7 @@ async fn a_teammates_permission_prompt_is_the_lead_users_dialog() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_that_comes_while_the_lead_works_is_asked_before_its_next_request() {
     let setup = setup();
-    let agents = setup.workspace.join(".lathe/agents");
-    std::fs::create_dir_all(&agents).expect("agents");
-    std::fs::write(
-        agents.join("alpha.md"),
-        "---\nname: alpha\ndescription: w\nmodel: alpha-model\n---\nROLE\n",
-    )
-    .expect("agent");
+    agent_types(&setup.workspace, &["alpha"]);
     std::fs::create_dir_all(setup.workspace.join("build")).expect("dir");
     let script = json!({
         "turns": [
@@ -167,10 +170,7 @@ async fn a_request_that_comes_while_the_lead_works_is_asked_before_its_next_requ
             {"text": "ALPHA CLEANED"}
         ]}
     });
-    let server: MockServer =
-        MockServer::start(Mode::Scripted(Script::from_json(&script.to_string()).expect("script")))
-            .await
-            .expect("mock");
+    let server = scripted(script).await;
     let pane_script = pane_script(&setup, &server, &["--teams", "--model", "lead-model"]);
     let dir = setup.tmp.path().to_path_buf();
     let workspace = setup.workspace.clone();
