@@ -540,3 +540,38 @@ async fn two_spawns_of_one_name_in_one_response_start_one_teammate() {
     assert!(!told.contains("died"), "{told}");
     assert!(process_gone(&pid_of(&env, "alpha")));
 }
+
+#[tokio::test]
+async fn a_link_to_a_file_another_teammate_edits_is_that_file() {
+    let env = setup();
+    std::os::unix::fs::symlink("app.py", env.workspace.join("link.py")).expect("link");
+    let server = mock(
+        json!([
+            calls("mk", &[("team_create", json!({"name": "crew"}))]),
+            calls("sp1", &[spawn("alpha", "write app.py", None)]),
+            text("LEAD waits for alpha"),
+            calls("sp2", &[spawn("beta", "write link.py", None)]),
+            text("LEAD waits for beta"),
+            calls("sd", &[send("*", "shutdown")]),
+            text("LEAD waits for the shutdown"),
+            text("LEAD DONE")
+        ]),
+        json!([
+            calls("a1", &[("write_file", json!({"path": "app.py", "content": "print('alpha')\n"}))]),
+            text("alpha wrote")
+        ]),
+        json!([
+            calls("b1", &[("read_file", json!({"path": "link.py"}))]),
+            calls("b2", &[("write_file", json!({"path": "link.py", "content": "print('beta')\n"}))]),
+            text("beta refused")
+        ]),
+    )
+    .await;
+    let args = ["--teams", "--model", "lead-model", "--permission-mode", "accept-edits", "-p", "go"];
+    let out = output(lathe(&env, &server.url(), &args)).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(env.workspace.join("app.py")).expect("app.py"), "print('alpha')\n");
+    let requests = server.requests();
+    let refused = tool_result_text(&by_model(&requests, "beta-model")[2].body);
+    assert!(refused.contains("app.py is being edited by the teammate `alpha`"), "{refused}");
+}

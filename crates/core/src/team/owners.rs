@@ -52,6 +52,18 @@ impl Owners {
     }
 }
 
+/// `path` with its links resolved (a link to a file is that file): the file itself when it
+/// exists, else its folder resolved and its name.
+fn resolved(path: &Path) -> PathBuf {
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return real;
+    }
+    match (path.parent().and_then(|parent| std::fs::canonicalize(parent).ok()), path.file_name()) {
+        (Some(parent), Some(name)) => parent.join(name),
+        _ => path.to_path_buf(),
+    }
+}
+
 /// A file-writing tool of a teammate, wrapped: a call that writes a file another member owns is
 /// refused naming the owner; otherwise the member owns the files it writes from then on.
 pub struct Owned {
@@ -78,7 +90,7 @@ impl Owned {
         match self.inner.access(args, ctx) {
             Ok(lathe_tools::Access::Write(paths)) => paths
                 .into_iter()
-                .map(|path| if path.is_absolute() { path } else { ctx.workspace.join(path) })
+                .map(|path| resolved(&if path.is_absolute() { path } else { ctx.workspace.join(path) }))
                 .collect(),
             _ => Vec::new(),
         }
