@@ -102,6 +102,12 @@ pub async fn command(cli: &Cli, args: &BatchArgs) -> u8 {
         max_cost: cli.max_cost,
         permission_mode: cli.permission_mode.clone(),
     };
+    // `-C DIR`: the task file, relative repositories and --out are taken from DIR, as `git -C`.
+    if let Some(dir) = &cli.dir
+        && let Err(error) = std::env::set_current_dir(dir)
+    {
+        return refuse(&format!("-C {}: {error}", dir.display()));
+    }
     let cwd = match std::env::current_dir() {
         Ok(cwd) => cwd,
         Err(error) => return refuse(&format!("cannot read the current directory: {error}")),

@@ -718,3 +718,22 @@ async fn a_test_past_its_time_limit_is_killed_and_test_log_says_so() {
     let log = std::fs::read_to_string(home.out.join("tasks/slowtest/test.log")).expect("test.log");
     assert!(log.contains("ran past timeout_s (3 s) and was killed"), "{log}");
 }
+
+/// `lathe -C DIR batch tasks.jsonl --out out`: the task file and --out are taken from DIR.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn minus_c_takes_the_task_file_and_out_from_its_directory() {
+    let fixture = solvable(1, 1).await;
+    let home = home();
+    std::fs::copy(&fixture.tasks_file, home.root.join("tasks.jsonl")).expect("task file");
+    let mut command =
+        batch_to(&home, Path::new("tasks.jsonl"), std::ffi::OsStr::new("out"), &["--workers", "1"]);
+    command.arg("-C").arg(&home.root).current_dir("/");
+    let out = output(command).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(rows(&home).len(), 1, "the rows are in DIR/out");
+    let mut command = batch_to(&home, Path::new("tasks.jsonl"), std::ffi::OsStr::new("out"), &[]);
+    command.arg("-C").arg(home.root.join("no-such-dir")).current_dir("/");
+    let out = output(command).await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("-C "), "{}", text(&out.stderr));
+}
