@@ -262,7 +262,9 @@ impl SessionBuilder {
             Interaction::Headless => PlanDesk::headless(events.clone()),
         });
         let plan_file = crate::permissions::plan_file(&home, &opened.id);
-        let team_hub = team::lead_hub(&self, &config, &resolved, &home, &found, &permissions.policy);
+        let lead = self.member.is_none().then_some(self.interaction);
+        let team_hub =
+            team::lead_hub(&self.flags, lead, &config, &resolved, &home, &found, &permissions.policy);
         if let Some(hub) = &team_hub {
             main_only.extend(crate::team::lead_tools::lead_tools(hub.clone()));
         }

@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use lathe_tools::DynTool;
 
-use super::SessionBuilder;
 use super::config::{Config, ResolvedProvider};
 use super::extensions::Found;
 use super::flags::{Flags, Interaction, TeamSeat};
@@ -15,26 +14,25 @@ use crate::team::lead::{Role, Roles, TeamHub};
 use crate::team::spawn::Launch;
 use crate::team::tools::{FixedSeat, shared_tools};
 
-/// The lead's hub, when teams are on and the session is not a teammate's; `None` otherwise (or
-/// when Lathe's own executable cannot be found to start teammates with).
+/// The lead's hub, when teams are on and the session is not a teammate's (`lead` is who answers
+/// the lead's permission prompts; `None` for a teammate's session); `None` otherwise (or when
+/// Lathe's own executable cannot be found to start teammates with).
 pub(super) fn lead_hub(
-    builder: &SessionBuilder,
+    flags: &Flags,
+    lead: Option<Interaction>,
     config: &Config,
     resolved: &ResolvedProvider,
     home: &Path,
     found: &Found,
     policy: &Arc<lathe_policy::Policy>,
 ) -> Option<Arc<TeamHub>> {
-    let flags = &builder.flags;
-    if !flags.teams || builder.member.is_some() {
-        return None;
-    }
+    let interaction = lead.filter(|_| flags.teams)?;
     let exe = std::env::current_exe().ok()?;
     let launch = Launch {
         exe,
         args: launch_args(flags, config),
         model: resolved.model.clone(),
-        lead_approves: builder.interaction == Interaction::Interactive,
+        lead_approves: interaction == Interaction::Interactive,
     };
     let agents = found.agents.clone();
     let roles: Roles = Arc::new(move |kind: &str| {
