@@ -54,6 +54,9 @@ pub struct LocalProvider {
     model_name: String,
     stats: Arc<Mutex<LocalStats>>,
     requests: AtomicU64,
+    /// The workspace's path as written and as resolved ([`crate::relative::roots`]), taken out of
+    /// every prompt; found once, the workspace does not move.
+    roots: Vec<String>,
     #[cfg(feature = "llama")]
     worker: crate::engine::Worker,
 }
@@ -91,12 +94,14 @@ impl LocalProvider {
         #[cfg(feature = "llama")]
         let worker =
             crate::engine::Worker::spawn(&config, &model_path, model_name.clone(), Arc::clone(&stats))?;
+        let roots = config.workspace.as_deref().map(crate::relative::roots).unwrap_or_default();
         Ok(LocalProvider {
             config,
             model_path,
             model_name,
             stats,
             requests: AtomicU64::new(0),
+            roots,
             #[cfg(feature = "llama")]
             worker,
         })
@@ -140,10 +145,7 @@ impl LocalProvider {
     /// ([`crate::relative`]): the same task reads the same in every directory.
     fn prompt(&self, request: &ModelRequest, mode: AnswerMode) -> String {
         let prompt = chatml::render_prompt_with(request, mode, self.config.restate_task);
-        match &self.config.workspace {
-            Some(workspace) => crate::relative::relativize(&prompt, &crate::relative::roots(workspace)),
-            None => prompt,
-        }
+        if self.roots.is_empty() { prompt } else { crate::relative::relativize(&prompt, &self.roots) }
     }
 
     /// `request` as the model sees it — tools with their required parameters only

@@ -15,9 +15,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use lathe_protocol::{
-    Content, LedgerItem, StopCause, ToolCall, ToolResult, ToolStatus, UserMessage, UserOrigin,
-};
+use lathe_protocol::{LedgerItem, StopCause, ToolCall, ToolStatus, UserMessage, UserOrigin};
 
 use super::Agent;
 
@@ -116,17 +114,6 @@ pub(crate) fn derived_check(files: &[String], workspace: &Path) -> Option<String
     Some(if main { format!("python3 {python}") } else { format!("python3 -m py_compile {python}") })
 }
 
-fn text_of(result: &ToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|content| match content {
-            Content::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect()
-}
-
 /// The verification state of the run's items (`items` from its user prompt on); `named` is the
 /// prompt's command, if any.
 pub(crate) fn state(items: &[LedgerItem], named: Option<&str>) -> State {
@@ -168,7 +155,7 @@ pub(crate) fn state(items: &[LedgerItem], named: Option<&str>) -> State {
                 if !counts {
                     continue;
                 }
-                let output = text_of(result);
+                let output = result.text_content();
                 let exit_code = receipt.exit_code;
                 last = Some(if exit_code == Some(0) && !result.is_error {
                     State::Passed
@@ -204,15 +191,8 @@ impl Agent {
             .iter()
             .rposition(|item| matches!(item, LedgerItem::User(m) if m.origin == UserOrigin::User))
             .unwrap_or(0);
-        let prompt: String = match &items[start] {
-            LedgerItem::User(message) => message
-                .content
-                .iter()
-                .filter_map(|content| match content {
-                    Content::Text { text } => Some(text.as_str()),
-                    _ => None,
-                })
-                .collect(),
+        let prompt = match &items[start] {
+            LedgerItem::User(message) => message.text_content(),
             _ => String::new(),
         };
         let named = named_command(&prompt);

@@ -65,6 +65,7 @@ async fn the_leads_answer_reaches_the_waiting_call_and_closes_the_request() {
     // An answer to another request is not this call's.
     let other = Message::new("alpha", super::mailbox::Kind::Approval, "{}");
     post(&inbox, "alpha", &answer_message(&other, PermissionAnswer::AllowAlways)).expect("post");
+    // What is tested is that nothing happens: the call has had 100 ms to take the wrong answer.
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(!asking.is_finished(), "an answer to another request settled the call");
 
