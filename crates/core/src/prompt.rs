@@ -51,18 +51,28 @@ write_file only to create a new file.
 - Only change what the task asks for. Never delete code the task does not mention.
 - Your answer states what was asked: the line, the number, the file name, or the change you made.
 
-Example. User: In app.py, fix the typo Wrold.
+Example, from a made-up project (zz_sample.py is not in the user's project; never copy this example's \
+names or words into an answer). User: In zz_sample.py, the word Qwirk should be Quirk.
 <tool_call>
-{\"name\": \"read_file\", \"arguments\": {\"path\": \"app.py\"}}
+{\"name\": \"read_file\", \"arguments\": {\"path\": \"zz_sample.py\"}}
 </tool_call>
-Result:      1\tprint(\"Hello, Wrold\")
+Result:      1\tprint(\"Qwirk mode\")
 <tool_call>
-{\"name\": \"edit_file\", \"arguments\": {\"path\": \"app.py\", \"old_string\": \"print(\\\"Hello, Wrold\\\")\", \"new_string\": \"print(\\\"Hello, World\\\")\"}}
+{\"name\": \"edit_file\", \"arguments\": {\"path\": \"zz_sample.py\", \"old_string\": \"print(\\\"Qwirk mode\\\")\", \"new_string\": \"print(\\\"Quirk mode\\\")\"}}
 </tool_call>
 <tool_call>
-{\"name\": \"answer\", \"arguments\": {\"answer\": \"Fixed the typo in app.py: it now prints Hello, World.\"}}
+{\"name\": \"shell\", \"arguments\": {\"command\": \"python3 zz_sample.py\"}}
+</tool_call>
+Result: Quirk mode
+<tool_call>
+{\"name\": \"answer\", \"arguments\": {\"answer\": \"zz_sample.py line 1 now says Quirk; running it printed Quirk mode.\"}}
 </tool_call>
 ";
+
+/// Words of [`LOCAL_CORE`]'s worked example that no answer about a user's project has (unless the
+/// user's prompt has them): an answer with one of them copies the example instead of reporting the
+/// run, and verify-before-claiming (`crate::agent`) sends it back.
+pub const LOCAL_EXAMPLE_WORDS: [&str; 3] = ["zz_sample", "qwirk", "quirk mode"];
 
 /// The tools the local model is not offered: a short set keeps the system turn small in its
 /// 8 192-token window (`glob` and `list_dir` are covered by `shell` and `grep`, a small task needs no

@@ -136,3 +136,26 @@ async fn a_change_task_that_changed_nothing_ends_not_success_and_a_question_is_a
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(request_texts(&server).len(), 1);
 }
+
+#[tokio::test]
+async fn an_answer_that_copies_the_local_prompts_example_is_not_taken() {
+    let env = Env::new(CONFIG);
+    workspace(&env);
+    // A question: nothing to verify, but the answer is the worked example's, not this run's.
+    let copied = json!({"text": "zz_sample.py line 1 now says Quirk; running it printed Quirk mode."});
+    let server = serve(json!({"turns": [copied, {"text": "greet.py prints Helo, world!"}]})).await;
+    let out = output(env.run_against(&server, "anthropic", "What does greet.py print?", &["--yolo"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "greet.py prints Helo, world!");
+    let requests = request_texts(&server);
+    assert_eq!(requests.len(), 2);
+    assert!(requests[1].contains("[check] Your answer repeats the system prompt's example"), "{}", requests[1]);
+
+    let server = serve(json!({"turns": [copied, copied, copied, copied, {"text": "never asked"}]})).await;
+    let out = output(env.run_against(&server, "anthropic", "What does greet.py print?", &["--yolo"])).await;
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let said = stdout(&out);
+    assert!(!said.contains("Quirk mode"), "{said}");
+    assert!(said.contains("the answer copies the system prompt's example"), "{said}");
+    assert_eq!(request_texts(&server).len(), 4);
+}

@@ -114,6 +114,15 @@ pub(crate) fn derived_check(files: &[String], workspace: &Path) -> Option<String
     Some(if main { format!("python3 {python}") } else { format!("python3 -m py_compile {python}") })
 }
 
+/// The first of [`crate::prompt::LOCAL_EXAMPLE_WORDS`] in `answer` (any case) that `prompt` does
+/// not have: the answer copies the local prompt's worked example.
+pub(crate) fn copied_example(answer: &str, prompt: &str) -> Option<&'static str> {
+    let (answer, prompt) = (answer.to_lowercase(), prompt.to_lowercase());
+    crate::prompt::LOCAL_EXAMPLE_WORDS
+        .into_iter()
+        .find(|word| answer.contains(word) && !prompt.contains(word))
+}
+
 /// The verification state of the run's items (`items` from its user prompt on); `named` is the
 /// prompt's command, if any.
 pub(crate) fn state(items: &[LedgerItem], named: Option<&str>) -> State {
@@ -195,6 +204,17 @@ impl Agent {
             LedgerItem::User(message) => message.text_content(),
             _ => String::new(),
         };
+        let answer = match items[start..].iter().rev().find(|item| matches!(item, LedgerItem::Assistant(_))) {
+            Some(LedgerItem::Assistant(message)) => message.text(),
+            _ => String::new(),
+        };
+        if let Some(word) = copied_example(&answer, &prompt) {
+            let detail = format!("the answer copies the system prompt's example (\"{word}\"), not this run");
+            let message = "[check] Your answer repeats the system prompt's example, which is about another \
+                 project. Answer about this task: what you did in this project, or what you found."
+                .to_string();
+            return self.nudge_or_stop(nudges, message, detail);
+        }
         let named = named_command(&prompt);
         let state = state(&items[start..], named.as_deref());
         // After a check that passed, that check is the evidence for "fixed": only a file the answer
@@ -230,22 +250,33 @@ impl Agent {
                 output.trim_end()
             ),
         };
+        let detail = match &state {
+            State::Failed { command, exit_code, output } => format!(
+                "the change is not verified: `{command}` failed ({})\n{}",
+                exit_code.map_or("no exit status".to_string(), |code| format!("exit {code}")),
+                output.trim_end()
+            ),
+            State::NotRun { .. } => "the change is not verified: no check ran after it".to_string(),
+            State::Unchanged if claims.is_empty() => {
+                "nothing was done: the task asks for a change and no file changed in this run".to_string()
+            }
+            State::Unchanged | State::Passed => format!(
+                "the run does not back its answer: {}",
+                claims.iter().map(|claim| claim.reason.as_str()).collect::<Vec<_>>().join("; ")
+            ),
+        };
+        self.nudge_or_stop(nudges, message, detail)
+    }
+
+    /// Tells the model `message` and goes on, or, after [`MAX_NUDGES`], ends the run unverified with
+    /// `detail` as its final text.
+    fn nudge_or_stop(
+        &mut self,
+        nudges: &mut u32,
+        message: String,
+        detail: String,
+    ) -> Option<Option<StopCause>> {
         if *nudges >= MAX_NUDGES {
-            let detail = match &state {
-                State::Failed { command, exit_code, output } => format!(
-                    "the change is not verified: `{command}` failed ({})\n{}",
-                    exit_code.map_or("no exit status".to_string(), |code| format!("exit {code}")),
-                    output.trim_end()
-                ),
-                State::NotRun { .. } => "the change is not verified: no check ran after it".to_string(),
-                State::Unchanged if claims.is_empty() => {
-                    "nothing was done: the task asks for a change and no file changed in this run".to_string()
-                }
-                State::Unchanged | State::Passed => format!(
-                    "the run does not back its answer: {}",
-                    claims.iter().map(|claim| claim.reason.as_str()).collect::<Vec<_>>().join("; ")
-                ),
-            };
             self.unverified = Some(detail.clone());
             return Some(Some(StopCause::NoProgress { detail }));
         }

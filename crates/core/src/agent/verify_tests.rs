@@ -8,7 +8,7 @@ use lathe_protocol::{
 };
 use serde_json::json;
 
-use super::{State, derived_check, named_command, state};
+use super::{State, copied_example, derived_check, named_command, state};
 
 #[test]
 fn the_prompt_names_its_check_in_backticks_or_as_a_bare_command() {
@@ -102,4 +102,18 @@ fn a_change_task_is_told_from_a_question() {
     assert!(asks_for_a_change("Make `python3 test_calc.py` pass by fixing calc.py"));
     assert!(!asks_for_a_change("How many rows of data does people.csv have?"));
     assert!(!asks_for_a_change("Explain what main.py does"));
+}
+
+#[test]
+fn an_answer_with_the_local_examples_words_copies_it_unless_the_prompt_has_them() {
+    let example = "zz_sample.py line 1 now says Quirk; running it printed Quirk mode.";
+    assert_eq!(copied_example(example, "Fix the typo in greet.py"), Some("zz_sample"));
+    assert_eq!(copied_example("Fixed QWIRK in app.py", "Fix the typo in app.py"), Some("qwirk"));
+    assert_eq!(copied_example("greet.py line 2 now says Hello.", "Fix the typo in greet.py"), None);
+    assert_eq!(copied_example("Renamed qwirk to quark.", "Rename the function qwirk to quark"), None);
+    // Every sentence of the example's answer in the prompt trips the check.
+    let prompt = crate::prompt::LOCAL_CORE;
+    let start = prompt.find("\"answer\": \"").unwrap() + 11;
+    let sentence = &prompt[start..start + prompt[start..].find('\\').unwrap_or(prompt.len() - start)];
+    assert!(copied_example(sentence, "Fix the typo in greet.py").is_some(), "{sentence}");
 }
