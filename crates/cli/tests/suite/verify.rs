@@ -159,3 +159,25 @@ async fn an_answer_that_copies_the_local_prompts_example_is_not_taken() {
     assert!(said.contains("the answer copies the system prompt's example"), "{said}");
     assert_eq!(request_texts(&server).len(), 4);
 }
+
+#[tokio::test]
+async fn a_run_the_loop_guards_or_the_turn_limit_end_says_what_is_not_verified() {
+    let env = Env::new(CONFIG);
+    workspace(&env);
+    let [read, change] = edit("e1", "Helo", "Hallo");
+    let again = shell("s1", "python3 check.py");
+    let server = serve(json!({"turns": [read, change, again, again, again, again, again, {"text": "never"}]})).await;
+    let prompt = "Fix greet.py so that `python3 check.py` passes";
+    let out = output(env.run_against(&server, "anthropic", prompt, &["--yolo"])).await;
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let said = stdout(&out);
+    assert!(said.contains("the change is not verified: `python3 check.py` failed (exit 1)"), "{said}");
+    assert!(said.contains("greet.py printed Hallo, world!"), "{said}");
+
+    // The turn limit after a change that no check followed.
+    let [read, change] = edit("e2", "Hallo", "Hullo");
+    let server = serve(json!({"turns": [read, change, {"text": "never"}]})).await;
+    let out = output(env.run_against(&server, "anthropic", prompt, &["--yolo", "--max-turns", "2"])).await;
+    assert_ne!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("the change is not verified: no check ran after it"), "{}", stdout(&out));
+}

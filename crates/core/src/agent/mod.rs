@@ -357,7 +357,9 @@ impl Agent {
         let final_text = match (refused.is_some(), self.unverified.take()) {
             (true, _) => String::new(),
             (false, Some(unverified)) => unverified,
-            (false, None) => self.transcript.last_assistant_text(),
+            (false, None) => {
+                self.unverified_at_stop(&cause).unwrap_or_else(|| self.transcript.last_assistant_text())
+            }
         };
         (cause, final_text)
     }

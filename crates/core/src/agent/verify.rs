@@ -196,14 +196,7 @@ impl Agent {
             return None;
         }
         let items = self.transcript.items();
-        let start = items
-            .iter()
-            .rposition(|item| matches!(item, LedgerItem::User(m) if m.origin == UserOrigin::User))
-            .unwrap_or(0);
-        let prompt = match &items[start] {
-            LedgerItem::User(message) => message.text_content(),
-            _ => String::new(),
-        };
+        let (start, prompt) = run_prompt(items);
         let answer = match items[start..].iter().rev().find(|item| matches!(item, LedgerItem::Assistant(_))) {
             Some(LedgerItem::Assistant(message)) => message.text(),
             _ => String::new(),
@@ -217,13 +210,13 @@ impl Agent {
         }
         let named = named_command(&prompt);
         let state = state(&items[start..], named.as_deref());
+        let unchanged = state == State::Unchanged && asks_for_a_change(&prompt);
         // After a check that passed, that check is the evidence for "fixed": only a file the answer
         // says it changed and did not change still counts against it.
         let mut claims = lathe_protocol::RunReport::from_ledger(items, start).claims;
         if state == State::Passed {
             claims.retain(|claim| claim.reason.ends_with("was not changed in this run"));
         }
-        let unchanged = state == State::Unchanged && asks_for_a_change(&prompt);
         let message = match (&state, claims.first()) {
             (State::Unchanged, None) if unchanged => "[check] The task asks for a change, but no file changed in this \
                  run. Make it with edit_file or write_file (read the file first), then check it; or answer that you \
@@ -250,22 +243,31 @@ impl Agent {
                 output.trim_end()
             ),
         };
-        let detail = match &state {
-            State::Failed { command, exit_code, output } => format!(
-                "the change is not verified: `{command}` failed ({})\n{}",
-                exit_code.map_or("no exit status".to_string(), |code| format!("exit {code}")),
-                output.trim_end()
-            ),
-            State::NotRun { .. } => "the change is not verified: no check ran after it".to_string(),
-            State::Unchanged if claims.is_empty() => {
-                "nothing was done: the task asks for a change and no file changed in this run".to_string()
-            }
-            State::Unchanged | State::Passed => format!(
-                "the run does not back its answer: {}",
-                claims.iter().map(|claim| claim.reason.as_str()).collect::<Vec<_>>().join("; ")
-            ),
-        };
+        let detail = detail(&state, &claims);
         self.nudge_or_stop(nudges, message, detail)
+    }
+
+    /// The final text of a run that stopped without a passing check after its change (the loop
+    /// guards, the turn limit, a budget: `cause`), instead of the model's last words: what is not
+    /// verified, with the failing check's output. `None` when verification is off, the run
+    /// succeeded, or nothing is unverified.
+    pub(super) fn unverified_at_stop(&self, cause: &StopCause) -> Option<String> {
+        if !self.verify_changes
+            || !matches!(
+                cause,
+                StopCause::NoProgress { .. } | StopCause::MaxTurns { .. } | StopCause::Budget { .. }
+            )
+        {
+            return None;
+        }
+        let items = self.transcript.items();
+        let (start, prompt) = run_prompt(items);
+        let state = state(&items[start..], named_command(&prompt).as_deref());
+        match state {
+            State::Passed => None,
+            State::Unchanged if !asks_for_a_change(&prompt) => None,
+            _ => Some(detail(&state, &[])),
+        }
     }
 
     /// Tells the model `message` and goes on, or, after [`MAX_NUDGES`], ends the run unverified with
@@ -284,6 +286,38 @@ impl Agent {
         self.append(LedgerItem::User(UserMessage::injected(message)));
         Some(None)
     }
+}
+
+/// What a run that ends in `state` without a passing check did not verify: its final text.
+fn detail(state: &State, claims: &[lathe_protocol::report::Claim]) -> String {
+    match state {
+        State::Failed { command, exit_code, output } => format!(
+            "the change is not verified: `{command}` failed ({})\n{}",
+            exit_code.map_or("no exit status".to_string(), |code| format!("exit {code}")),
+            output.trim_end()
+        ),
+        State::NotRun { .. } => "the change is not verified: no check ran after it".to_string(),
+        State::Unchanged if claims.is_empty() => {
+            "nothing was done: the task asks for a change and no file changed in this run".to_string()
+        }
+        State::Unchanged | State::Passed => format!(
+            "the run does not back its answer: {}",
+            claims.iter().map(|claim| claim.reason.as_str()).collect::<Vec<_>>().join("; ")
+        ),
+    }
+}
+
+/// Where the run's user prompt is in `items` (0 when none) and its text.
+fn run_prompt(items: &[LedgerItem]) -> (usize, String) {
+    let start = items
+        .iter()
+        .rposition(|item| matches!(item, LedgerItem::User(m) if m.origin == UserOrigin::User))
+        .unwrap_or(0);
+    let prompt = match items.get(start) {
+        Some(LedgerItem::User(message)) => message.text_content(),
+        _ => String::new(),
+    };
+    (start, prompt)
 }
 
 #[cfg(test)]
