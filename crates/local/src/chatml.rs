@@ -52,7 +52,7 @@ with edit_file or write_file first: reading a file changes nothing. Do not chang
 for it.";
 
 /// What the `answer` tool's `thought` asks for. Written before the reply (the grammar keeps
-/// schema order), it is the model's scratch work and is not shown: on `bench/local/tasks.py`'s
+/// schema order), it is the model's scratch work and is not shown: on the former twelve-task bench's
 /// questions the 1.5B counted the rows of a CSV right in 3 of 4 runs with it, 0 of 4 without.
 const THOUGHT: &str = "Before the reply: the lines of the tool results that hold the answer, each with its line \
 number, and any counting or reasoning done step by step.";
@@ -60,7 +60,7 @@ number, and any counting or reasoning done step by step.";
 /// A worked example of answering a question from a file, appended to the system prompt of a
 /// request whose user message is a question ([`add_question_example`]); the answer's thought
 /// is then also made to start by citing a line (`grammar::Shape::cite_line`). Measured together
-/// on `bench/local/tasks.py`'s three questions over 9 workspace directories (with the example's
+/// on the former twelve-task bench's three questions over 9 workspace directories (with the example's
 /// thought worded `Line 3 is: …`), the 1.5B answered 15 of 27 right, against 8 of 21 over 7
 /// directories without them: the second line of a file 6 of 9 (0 of 7), a CSV's data rows 8 of 9
 /// (2 of 7), but the file defining a function 1 of 9 (6 of 7; it names the file that imports it).

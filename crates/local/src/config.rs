@@ -18,7 +18,7 @@ pub const CACHE_DIR_ENV: &str = "LATHE_CACHE_DIR";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub enum ModelSize {
     /// Qwen2.5-Coder-0.5B-Instruct, 491 400 064 bytes: about twice as fast, but it fails nearly
-    /// every task of bench/local/tasks.py (it repeats calls until the loop guards stop it).
+    /// every task of the former twelve-task bench (it repeats calls until the loop guards stop it).
     #[serde(rename = "0.5b")]
     Q05B,
     /// Qwen2.5-Coder-1.5B-Instruct, 1 117 320 768 bytes: the default, chosen on the task suite
@@ -51,7 +51,7 @@ impl ModelSize {
     /// The default of [`LocalConfig::answer_bias`] for this model: 1.5 for the 0.5B, which
     /// without it re-reads the file it was asked about until the loop guards stop it; 0 for the
     /// 1.5B, which with it answers right after reading a file it was asked to change (both
-    /// measured with bench/local/tasks.py).
+    /// measured with the former twelve-task bench).
     pub fn default_answer_bias(self) -> f32 {
         match self {
             ModelSize::Q05B => 1.5,
@@ -177,7 +177,7 @@ pub struct LocalConfig {
     pub lean_schemas: bool,
     /// End every turn of tool results with the user's latest message again ("The task: …"), so
     /// the model reads what was asked right before it decides. Default off: on the 1.5B it passed
-    /// as many tasks of `bench/local/tasks.py` with it as without (7 of 12), at more tokens.
+    /// as many tasks of the former twelve-task bench with it as without (7 of 12), at more tokens.
     pub restate_task: bool,
     /// Constrain `edit_file` to edits that apply to the files the model has read (see
     /// `grammar::edit`). Default on.
