@@ -34,7 +34,7 @@ pub struct Guard {
 }
 
 /// Paths served without a token: the page shell, which holds no secret and changes nothing.
-pub const PUBLIC: &[&str] = &["/", "/app.js", "/app.css"];
+pub const PUBLIC: &[&str] = &["/", "/app.js", "/app.css", "/favicon.ico"];
 
 impl Guard {
     /// Whether `host` (a `Host` header value, `name[:port]`) is this server.
@@ -90,7 +90,11 @@ fn split_port(host: &str) -> (&str, Option<Option<u16>>) {
             None => (host, ""),
         }
     };
-    if port.is_empty() { (name, None) } else { (name, Some(port.strip_prefix(':').and_then(|port| port.parse().ok()))) }
+    if port.is_empty() {
+        (name, None)
+    } else {
+        (name, Some(port.strip_prefix(':').and_then(|port| port.parse().ok())))
+    }
 }
 
 /// The middleware: Host, Origin, then the token (see the module's story).
@@ -114,7 +118,8 @@ pub async fn check(State(guard): State<Arc<Guard>>, mut request: Request, next: 
     let websocket = headers.contains_key(header::SEC_WEBSOCKET_KEY);
     let Some(role) = guard.role(headers, websocket) else {
         tracing::info!(path = %request.uri().path(), "serve: refused a request without a valid token");
-        return (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, "Bearer")], "unauthorized\n").into_response();
+        return (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, "Bearer")], "unauthorized\n")
+            .into_response();
     };
     request.extensions_mut().insert(role);
     next.run(request).await

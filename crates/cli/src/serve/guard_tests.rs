@@ -1,3 +1,5 @@
+#![allow(clippy::expect_used)]
+
 use axum::http::{HeaderMap, HeaderValue, header};
 
 use super::{Guard, Tokens};
@@ -57,8 +59,14 @@ fn a_token_comes_in_the_bearer_header_or_the_websocket_subprotocol() {
         headers.insert(name, HeaderValue::from_str(&value).expect("header"));
         headers
     };
-    assert_eq!(guard.role(&headers(header::AUTHORIZATION, format!("Bearer {steer}")), false), Some(Role::Steer));
-    assert_eq!(guard.role(&headers(header::AUTHORIZATION, format!("Bearer {watch}")), false), Some(Role::Watch));
+    assert_eq!(
+        guard.role(&headers(header::AUTHORIZATION, format!("Bearer {steer}")), false),
+        Some(Role::Steer)
+    );
+    assert_eq!(
+        guard.role(&headers(header::AUTHORIZATION, format!("Bearer {watch}")), false),
+        Some(Role::Watch)
+    );
     assert_eq!(guard.role(&headers(header::AUTHORIZATION, "Bearer nope".into()), false), None);
     assert_eq!(guard.role(&headers(header::AUTHORIZATION, steer.clone()), false), None);
     let protocol = headers(header::SEC_WEBSOCKET_PROTOCOL, format!("lathe.acp, bearer.{watch}"));

@@ -1,5 +1,5 @@
 //! The routes. Without a token (the page shell: static, no secret, no side effect): `GET /`,
-//! `GET /app.js`, `GET /app.css`, embedded in the binary. With one: `GET /api/sessions` (the
+//! `GET /app.js`, `GET /app.css`, embedded in the binary, and an empty `GET /favicon.ico`. With one: `GET /api/sessions` (the
 //! workspace's sessions, JSON) and `GET /acp` (the WebSocket). Every route is behind the guard
 //! (Host, Origin, token); no route that changes anything answers `GET` outside the WebSocket, and
 //! no response carries CORS headers.
@@ -52,6 +52,7 @@ pub fn router(state: AppState) -> Router {
         .route("/", get(|| async { asset(INDEX_HTML, "text/html; charset=utf-8") }))
         .route("/app.js", get(|| async { asset(APP_JS, "text/javascript; charset=utf-8") }))
         .route("/app.css", get(|| async { asset(APP_CSS, "text/css; charset=utf-8") }))
+        .route("/favicon.ico", get(|| async { StatusCode::NO_CONTENT }))
         .route("/api/sessions", get(sessions))
         .route("/acp", get(socket::upgrade))
         .fallback(|| async { (StatusCode::NOT_FOUND, "not found\n") })

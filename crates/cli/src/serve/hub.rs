@@ -185,7 +185,8 @@ impl Hub {
             let Some(room) = self.rooms.get_mut(session) else { return };
             if let Some(model) = status {
                 room.model = model;
-                let params = json!({"sessionId": session, "model": room.model, "mode": room.live.mode.as_str()});
+                let params =
+                    json!({"sessionId": session, "model": room.model, "mode": room.live.mode.as_str()});
                 self.publish(session, "_lathe/status", params);
             }
             let Some(room) = self.rooms.get_mut(session) else { return };
@@ -203,7 +204,8 @@ impl Hub {
     fn ask(&mut self, session: &str, request: acp::RequestPermissionRequest, asked: crate::acp::live::Asked) {
         self.asks += 1;
         let id = format!("ask-{}", self.asks);
-        let message = json!({"jsonrpc": "2.0", "id": id, "method": "session/request_permission", "params": request});
+        let message =
+            json!({"jsonrpc": "2.0", "id": id, "method": "session/request_permission", "params": request});
         let Some(room) = self.rooms.get_mut(session) else { return };
         let turn = room.live.turn;
         let frame = Utf8Bytes::from(message.to_string());
@@ -242,7 +244,9 @@ impl Hub {
             room.live.begin_turn();
         }
         let (answer, ended) = match &result {
-            Ok(response) => (json!({"result": response}), json!({"sessionId": session, "response": response})),
+            Ok(response) => {
+                (json!({"result": response}), json!({"sessionId": session, "response": response}))
+            }
             Err(message) => (
                 json!({"error": {"code": -32603, "message": message}}),
                 json!({"sessionId": session, "error": message}),

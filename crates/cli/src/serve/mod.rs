@@ -133,7 +133,8 @@ async fn serve(flags: Flags, args: &ServeArgs) -> Result<(), ServeError> {
     };
     let workspace = lathe_core::host::workspace(flags.dir.as_deref())
         .map_err(|error| ServeError::Workspace(error.to_string()))?;
-    let tcp = tokio::net::TcpListener::bind(addr).await.map_err(|source| ServeError::Bind { addr, source })?;
+    let tcp =
+        tokio::net::TcpListener::bind(addr).await.map_err(|source| ServeError::Bind { addr, source })?;
     let bound = tcp.local_addr().map_err(|source| ServeError::Bind { addr, source })?;
     let tokens = token::Tokens::generate().map_err(ServeError::Token)?;
     let scheme = if tls.is_some() { "https" } else { "http" };
@@ -170,7 +171,8 @@ async fn serve(flags: Flags, args: &ServeArgs) -> Result<(), ServeError> {
     };
     let served = match tls {
         Some(config) => {
-            let listener = tls::TlsListener::new(tcp, config).map_err(|source| ServeError::Bind { addr, source })?;
+            let listener =
+                tls::TlsListener::new(tcp, config).map_err(|source| ServeError::Bind { addr, source })?;
             axum::serve(listener, app).with_graceful_shutdown(shutdown).await
         }
         None => axum::serve(tcp, app).with_graceful_shutdown(shutdown).await,
@@ -182,6 +184,7 @@ async fn serve(flags: Flags, args: &ServeArgs) -> Result<(), ServeError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::expect_used)]
 mod tests {
     use super::{ServeError, check_remote, listen_address};
 

@@ -80,7 +80,8 @@ impl Room {
                 }
             }
         }
-        let frame = Utf8Bytes::from(json!({"jsonrpc": "2.0", "method": method, "params": params}).to_string());
+        let frame =
+            Utf8Bytes::from(json!({"jsonrpc": "2.0", "method": method, "params": params}).to_string());
         self.log.push(frame.clone());
         frame
     }

@@ -58,6 +58,7 @@ impl Hub {
         let params = message.get("params").cloned().unwrap_or(Value::Null);
         match (method, id) {
             (Some(method), Some(id)) => {
+                tracing::debug!(client, method, "serve: request");
                 let answer = match self.request(client, role, &method, &id, &params).await {
                     Ok(Some(result)) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
                     Ok(None) => return,
@@ -129,13 +130,15 @@ impl Hub {
                 if !self.rooms.contains_key(&session) {
                     steers("resuming a session that is not open")?;
                     self.check_cwd(&request.cwd)?;
-                    let opened = self.open(&request.mcp_servers, SessionChoice::Resume(session.clone())).await?;
+                    let opened =
+                        self.open(&request.mcp_servers, SessionChoice::Resume(session.clone())).await?;
                     queued = opened.1;
                 }
                 self.watch(client, &session, after);
                 let Some(room) = self.rooms.get(&session) else { return Err(invalid("the session ended")) };
                 let meta = mapping::lathe_meta(json!({"seq": room.seq()}));
-                let response = acp::LoadSessionResponse::new().modes(mapping::session_modes(room.live.mode)).meta(meta);
+                let response =
+                    acp::LoadSessionResponse::new().modes(mapping::session_modes(room.live.mode)).meta(meta);
                 self.send(client, &json!({"jsonrpc": "2.0", "id": id, "result": response}));
                 self.offer_asks(&session, client);
                 self.events(&session, queued);
@@ -212,10 +215,14 @@ impl Hub {
             room.live.prompt = Some(());
         }
         room.prompts.push_back((client, id.clone()));
-        let _ = room.live.ops.send(AgentOp::Note { text: format!("the next user message is from serve client c{client}") });
+        let _ = room
+            .live
+            .ops
+            .send(AgentOp::Note { text: format!("the next user message is from serve client c{client}") });
         let _ = room.live.ops.send(AgentOp::UserInput { content });
         for block in request.prompt {
-            let chunk = acp::ContentChunk::new(block).meta(mapping::lathe_meta(json!({"client": format!("c{client}")})));
+            let chunk = acp::ContentChunk::new(block)
+                .meta(mapping::lathe_meta(json!({"client": format!("c{client}")})));
             self.update(&session, acp::SessionUpdate::UserMessageChunk(chunk));
         }
         Ok(())
@@ -241,11 +248,14 @@ impl Hub {
             return;
         }
         let chosen = message.pointer("/result/outcome/optionId").and_then(Value::as_str);
-        let chosen = chosen.filter(|_| message.pointer("/result/outcome/outcome") == Some(&json!("selected")));
+        let chosen =
+            chosen.filter(|_| message.pointer("/result/outcome/outcome") == Some(&json!("selected")));
         let feedback = message.pointer("/result/_meta/lathe/feedback").and_then(Value::as_str);
         for mut op in answer(&ask.asked, chosen) {
-            if let (AgentOp::Permission { answer: PermissionAnswer::Deny { feedback: slot }, .. }, Some(text)) =
-                (&mut op, feedback.filter(|text| !text.trim().is_empty()))
+            if let (
+                AgentOp::Permission { answer: PermissionAnswer::Deny { feedback: slot }, .. },
+                Some(text),
+            ) = (&mut op, feedback.filter(|text| !text.trim().is_empty()))
             {
                 *slot = Some(text.to_string());
             }
@@ -269,7 +279,8 @@ impl Hub {
             .iter()
             .filter_map(|summary| serde_json::to_value(summary).ok())
             .map(|mut summary| {
-                let open = summary.get("id").and_then(Value::as_str).is_some_and(|id| self.rooms.contains_key(id));
+                let open =
+                    summary.get("id").and_then(Value::as_str).is_some_and(|id| self.rooms.contains_key(id));
                 summary["open"] = open.into();
                 summary
             })

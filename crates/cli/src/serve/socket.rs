@@ -25,8 +25,14 @@ const MAX_MESSAGE_BYTES: usize = 4 << 20;
 const CLOSE_TOO_SLOW: u16 = 1013;
 
 /// `GET /acp`: the upgrade.
-pub async fn upgrade(State(hub): State<HubHandle>, Extension(role): Extension<Role>, ws: WebSocketUpgrade) -> Response {
-    ws.protocols([PROTOCOL]).max_message_size(MAX_MESSAGE_BYTES).on_upgrade(move |socket| serve(socket, role, hub))
+pub async fn upgrade(
+    State(hub): State<HubHandle>,
+    Extension(role): Extension<Role>,
+    ws: WebSocketUpgrade,
+) -> Response {
+    ws.protocols([PROTOCOL])
+        .max_message_size(MAX_MESSAGE_BYTES)
+        .on_upgrade(move |socket| serve(socket, role, hub))
 }
 
 async fn serve(socket: WebSocket, role: Role, hub: HubHandle) {
@@ -40,7 +46,10 @@ async fn serve(socket: WebSocket, role: Role, hub: HubHandle) {
         while let Some(outbound) = rx.recv().await {
             let frames = match outbound {
                 Outbound::Frame(frame) => vec![frame],
-                Outbound::Batch(frames) => frames,
+                Outbound::Batch(frames) => {
+                    tracing::debug!(client, frames = frames.len(), "serve: replaying");
+                    frames
+                }
             };
             for frame in frames {
                 match tokio::time::timeout(SEND_TIMEOUT, sink.send(Message::Text(frame))).await {

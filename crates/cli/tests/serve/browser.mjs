@@ -16,10 +16,9 @@ import { mkdtempSync, readdirSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 
 const require = createRequire(join(process.env.NPM_PREFIX, "index.js"));
-const { chromium } = await import(pathToFileURL(require.resolve("playwright-core")).href);
+const { chromium } = require("playwright-core");
 
 const url = process.env.SERVE_URL;
 const shots = process.env.SHOTS;

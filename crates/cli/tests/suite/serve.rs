@@ -68,7 +68,9 @@ pub fn browser_ready() -> bool {
     let installed = prefix.join("node_modules/playwright-core/package.json").is_file()
         && Path::new("/usr/bin/chromium").is_file();
     if !installed && std::env::var_os("LATHE_TEST_DEPS").is_none() {
-        eprintln!("skipped: chromium or playwright-core missing and LATHE_TEST_DEPS unset (run scripts/install-test-deps.sh)");
+        eprintln!(
+            "skipped: chromium or playwright-core missing and LATHE_TEST_DEPS unset (run scripts/install-test-deps.sh)"
+        );
         return false;
     }
     assert!(installed, "chromium or playwright-core is not installed: run scripts/install-test-deps.sh");
@@ -88,7 +90,9 @@ pub fn last_user_text(body: &Value) -> String {
     let Some(last) = messages.iter().rev().find(|m| m["role"] == "user") else { return String::new() };
     match &last["content"] {
         Value::String(text) => text.clone(),
-        Value::Array(blocks) => blocks.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join("\n"),
+        Value::Array(blocks) => {
+            blocks.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join("\n")
+        }
         _ => String::new(),
     }
 }
@@ -122,20 +126,27 @@ async fn the_web_ui_streams_asks_steers_reloads_and_replays_what_a_closed_tab_mi
     let output = support::output(command).await;
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "browser.mjs failed: {}\n{stdout}", support::stderr(&output));
-    let out: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"));
+    let out: Value =
+        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"));
     eprintln!("screenshots: {}", shots.display());
 
     assert_eq!(out["role"], "steer");
     // The permission card showed the write's diff; Allow ran it: the file is there.
     assert!(out["permissionText"].as_str().unwrap_or_default().contains("Write notes.txt"), "{out}");
     assert!(out["diffBeforeAllow"].as_str().unwrap_or_default().contains("+ hello from the web"), "{out}");
-    assert_eq!(std::fs::read_to_string(env.workspace.join("notes.txt")).expect("notes.txt"), "hello from the web\n");
+    assert_eq!(
+        std::fs::read_to_string(env.workspace.join("notes.txt")).expect("notes.txt"),
+        "hello from the web\n"
+    );
     assert!(out["diffAfter"].as_str().unwrap_or_default().contains("+ hello from the web"), "{out}");
     assert_eq!(out["toolStatus"], "completed");
     // Streamed Markdown and the status line.
     assert_eq!(out["strong"], "notes");
     let first = out["first"].as_str().expect("transcript");
-    assert!(first.contains("Wrote notes.txt. I will now describe it at some length, word by word."), "{first}");
+    assert!(
+        first.contains("Wrote notes.txt. I will now describe it at some length, word by word."),
+        "{first}"
+    );
     assert!(out["model"].as_str().is_some_and(|model| !model.is_empty() && model != "–"), "{out}");
     assert!(out["tokens"].as_str().unwrap_or_default().contains(" in, "), "{out}");
     assert!(out["cost"].as_str().unwrap_or_default().starts_with('$'), "{out}");
@@ -147,7 +158,10 @@ async fn the_web_ui_streams_asks_steers_reloads_and_replays_what_a_closed_tab_mi
     // Reload: the same transcript; a reopened tab: what the other tab saw meanwhile.
     assert_eq!(out["reloaded"], out["first"]);
     let second = out["second"].as_str().expect("second tab");
-    assert!(second.starts_with(first.trim_end()) && second.contains("notes.txt is the only file."), "{second}");
+    assert!(
+        second.starts_with(first.trim_end()) && second.contains("notes.txt is the only file."),
+        "{second}"
+    );
     assert_eq!(out["reopened"], out["second"]);
     assert_eq!(last_user_text(&requests[3].body), "list the files");
     // Another origin got nothing and changed nothing.
@@ -159,4 +173,51 @@ async fn the_web_ui_streams_asks_steers_reloads_and_replays_what_a_closed_tab_mi
         assert!(Path::new(shot.as_str().expect("path")).is_file(), "{shot}");
     }
     assert_eq!(served.stop(), Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_of_an_earlier_server_is_resumed_from_the_ledger_by_a_steering_client_only() {
+    use super::serve_client::Rpc;
+    let env = support::env();
+    let mock = support::scripted(json!([{"text": "First answer."}, {"text": "Second answer."}])).await;
+    let workspace = env.workspace.display().to_string();
+    let init = json!({"protocolVersion": 1, "clientCapabilities": {}});
+    let mut first = serve(&env, &mock.url(), &[], &[]);
+    let mut client = Rpc::connect(first.port, &first.steer).await;
+    client.call("initialize", init.clone()).await;
+    let new = client.call("session/new", json!({"cwd": workspace, "mcpServers": []})).await;
+    let session = new["result"]["sessionId"].as_str().expect("session").to_string();
+    let prompt = json!({"sessionId": session, "prompt": [{"type": "text", "text": "hello"}]});
+    assert_eq!(client.call("session/prompt", prompt).await["result"]["stopReason"], "end_turn");
+    drop(client);
+    assert_eq!(first.stop(), Some(0));
+
+    let second = serve(&env, &mock.url(), &[], &[]);
+    let load = json!({"sessionId": session, "cwd": workspace, "mcpServers": []});
+    let mut watcher = Rpc::connect(second.port, &second.watch).await;
+    watcher.call("initialize", init.clone()).await;
+    let listed = watcher.call("_lathe/sessions", json!({})).await;
+    assert_eq!(listed["result"]["sessions"][0]["id"], session.as_str(), "{listed}");
+    assert_eq!(listed["result"]["sessions"][0]["open"], false);
+    let refused = watcher.call("session/load", load.clone()).await;
+    assert_eq!(refused["error"]["code"], -32001, "a watcher cannot resume: {refused}");
+
+    let mut steer = Rpc::connect(second.port, &second.steer).await;
+    steer.call("initialize", init).await;
+    let loaded = steer.call("session/load", load).await;
+    assert!(loaded["result"]["_meta"]["lathe"]["seq"].as_u64().is_some_and(|seq| seq >= 2), "{loaded}");
+    let replayed: Vec<&Value> = steer.seen.iter().map(|m| &m["params"]["update"]).collect();
+    let text = |kind: &str| -> String {
+        replayed
+            .iter()
+            .filter(|u| u["sessionUpdate"] == kind)
+            .filter_map(|u| u["content"]["text"].as_str())
+            .collect()
+    };
+    assert_eq!(text("user_message_chunk"), "hello");
+    assert_eq!(text("agent_message_chunk"), "First answer.");
+    let prompt = json!({"sessionId": session, "prompt": [{"type": "text", "text": "again"}]});
+    assert_eq!(steer.call("session/prompt", prompt).await["result"]["stopReason"], "end_turn");
+    let messages = mock.requests()[1].body["messages"].as_array().cloned().unwrap_or_default();
+    assert_eq!(messages.len(), 3, "the resumed conversation went with the next request");
 }

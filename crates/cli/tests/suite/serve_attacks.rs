@@ -70,7 +70,8 @@ async fn hosts_origins_tokens_and_watchers_are_refused_and_change_nothing() {
     let mut w = Rpc::connect(port, &watch).await;
     let init = w.call("initialize", json!({"protocolVersion": 1, "clientCapabilities": {}})).await;
     assert_eq!(init["result"]["_meta"]["lathe"]["role"], "watch");
-    let load = w.call("session/load", json!({"sessionId": session, "cwd": workspace, "mcpServers": []})).await;
+    let load =
+        w.call("session/load", json!({"sessionId": session, "cwd": workspace, "mcpServers": []})).await;
     assert!(load.get("result").is_some(), "{load}");
     assert!(w.seen.iter().all(|m| m["method"] != "session/request_permission"), "a watcher is not asked");
     let refused = [
@@ -107,7 +108,12 @@ async fn hosts_origins_tokens_and_watchers_are_refused_and_change_nothing() {
         ("GET", "/", vec![("Host", "evil.test:80")], 403),
         ("GET", "/api/sessions", vec![("Authorization", &bearer), ("Origin", "http://127.0.0.1:1")], 403),
         ("GET", "/api/sessions", vec![("Authorization", &bearer), ("Origin", &own)], 200),
-        ("OPTIONS", "/api/sessions", vec![("Origin", "http://127.0.0.1:1"), ("Access-Control-Request-Method", "GET")], 403),
+        (
+            "OPTIONS",
+            "/api/sessions",
+            vec![("Origin", "http://127.0.0.1:1"), ("Access-Control-Request-Method", "GET")],
+            403,
+        ),
         ("POST", "/", vec![], 405),
         ("GET", "/acp", upgrade(&[]), 401),
         ("GET", "/acp", upgrade(&[("Sec-WebSocket-Protocol", "lathe.acp, bearer.wrong")]), 401),
@@ -131,7 +137,8 @@ async fn hosts_origins_tokens_and_watchers_are_refused_and_change_nothing() {
     assert!(!env.workspace.join("secret.txt").exists());
     assert!(support::tool_result_text(&mock.requests()[1].body).contains(feedback));
     assert_eq!(last_user_text(&mock.requests()[0].body), "write it");
-    let ledger_text: String = ledger(&env.home).iter().map(|(_, bytes)| String::from_utf8_lossy(bytes).into_owned()).collect();
+    let ledger_text: String =
+        ledger(&env.home).iter().map(|(_, bytes)| String::from_utf8_lossy(bytes).into_owned()).collect();
     assert!(ledger_text.contains("from serve client c1"), "{ledger_text}");
 
     assert_eq!(served.stop(), Some(0));
@@ -154,4 +161,31 @@ async fn a_non_loopback_address_needs_tls_or_insecure_remote() {
     let served = serve(&env, "http://127.0.0.1:9", &["--listen", "0.0.0.0:0", "--insecure-remote"], &[]);
     let (status, _, _) = http(served.port, "GET", "/", &[]).await;
     assert_eq!(status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_certificate_it_serves_https_and_still_wants_the_token() {
+    let env = support::env();
+    let (cert, key) = (env.root.join("cert.pem"), env.root.join("key.pem"));
+    let made = std::process::Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost"])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .expect("openssl");
+    assert!(made.status.success(), "{}", support::stderr(&made));
+    let (cert_arg, key_arg) = (cert.display().to_string(), key.display().to_string());
+    let served = serve(&env, "http://127.0.0.1:9", &["--tls-cert", &cert_arg, "--tls-key", &key_arg], &[]);
+    assert!(served.base.starts_with("https://127.0.0.1:"), "{}", served.base);
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::builder().danger_accept_invalid_certs(true).build().expect("client");
+    let url = format!("{}/api/sessions", served.base);
+    let anonymous = client.get(&url).send().await.expect("https");
+    assert_eq!(anonymous.status(), 401);
+    let answer = client.get(&url).bearer_auth(&served.watch).send().await.expect("https");
+    assert_eq!(answer.status(), 200);
+    let plain = http(served.port, "GET", "/", &[]).await;
+    assert_ne!(plain.0, 200, "no plain HTTP on the TLS port");
 }

@@ -11,15 +11,17 @@ use super::serve::serve;
 use super::serve_client::{Rpc, seq};
 use super::support;
 
-/// Chunks of the model's answer, and the bytes in each: enough to fill a stalled client's queue
-/// and both ends' socket buffers on loopback several times over.
-const CHUNKS: usize = 20_000;
-const CHUNK_BYTES: usize = 1_000;
+/// Chunks of the model's answer, the bytes in each and the pause between them: enough to fill a
+/// stalled client's queue and both ends' socket buffers on loopback several times over, at a pace
+/// the reading clients (in this test process, in a debug build) keep up with.
+const CHUNKS: usize = 4_000;
+const CHUNK_BYTES: usize = 4_000;
+const CHUNK_DELAY_MS: u64 = 2;
 
-/// The answer's text from the messages a client got: (text, the last seq, whether the turn ended).
-fn read_text(messages: &[Value]) -> (String, u64, bool) {
+/// The answer's text from the messages a client got after number `last`: (text, the last seq,
+/// whether the turn ended).
+fn read_text(messages: &[Value], mut last: u64) -> (String, u64, bool) {
     let mut text = String::new();
-    let mut last = 0;
     let mut ended = false;
     for message in messages {
         if let Some(number) = seq(message) {
@@ -39,7 +41,9 @@ fn read_text(messages: &[Value]) -> (String, u64, bool) {
 async fn a_client_that_stops_reading_is_dropped_without_slowing_the_others_and_catches_up() {
     let env = support::env();
     let answer: String = (0..CHUNKS).map(|i| format!("{i:08}{}", "y".repeat(CHUNK_BYTES - 8))).collect();
-    let mock = support::scripted(json!([{"text": answer, "text_chunks": CHUNKS}])).await;
+    let mock =
+        support::scripted(json!([{"text": answer, "text_chunks": CHUNKS, "chunk_delay_ms": CHUNK_DELAY_MS}]))
+            .await;
     let served = serve(&env, &mock.url(), &[], &[]);
     let port = served.port;
     let workspace = env.workspace.display().to_string();
@@ -62,16 +66,32 @@ async fn a_client_that_stops_reading_is_dropped_without_slowing_the_others_and_c
     stalled.call("initialize", init.clone()).await;
     stalled.call("session/load", load.clone()).await;
 
+    // The watchers read all the time, each on its own task.
+    let reads: Vec<_> = watchers
+        .into_iter()
+        .map(|mut watcher| {
+            tokio::spawn(async move {
+                // Folded as it comes (16 MB per client), after what the load brought.
+                let (mut text, mut last, _) = read_text(&watcher.seen, 0);
+                loop {
+                    let message = watcher.next().await;
+                    let (chunk, number, ended) = read_text(std::slice::from_ref(&message), last);
+                    last = number;
+                    text.push_str(&chunk);
+                    if ended {
+                        return (text, last, true);
+                    }
+                }
+            })
+        })
+        .collect();
     let started = Instant::now();
     let prompt = json!({"sessionId": session, "prompt": [{"type": "text", "text": "talk"}]});
     let response = steer.call("session/prompt", prompt).await;
     assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
     let turn = started.elapsed();
-    let reads = watchers.iter_mut().map(|watcher| async move {
-        watcher.until(|m| m["method"] == "_lathe/turn_end").await;
-        read_text(&watcher.seen)
-    });
-    for (text, _, ended) in join_all(reads).await {
+    for read in join_all(reads).await {
+        let (text, _, ended) = read.expect("reader");
         assert!(ended);
         assert_eq!(text.len(), answer.len());
         assert!(text == answer, "every watcher got every chunk, in order");
@@ -87,19 +107,24 @@ async fn a_client_that_stops_reading_is_dropped_without_slowing_the_others_and_c
             missed.push(serde_json::from_str(text.as_str()).expect("json"));
         }
     }
-    let (got, last, ended) = read_text(&missed);
-    assert!(!ended && got.len() < answer.len(), "the stalled client was dropped ({} of {} bytes)", got.len(), answer.len());
+    let (got, last, ended) = read_text(&missed, 0);
+    assert!(
+        !ended && got.len() < answer.len(),
+        "the stalled client was dropped ({} of {} bytes)",
+        got.len(),
+        answer.len()
+    );
     // Reconnected with the last number it saw, it gets exactly the rest.
     let mut again = Rpc::connect(port, &served.watch).await;
     again.call("initialize", init).await;
     let mut load = load;
     load["_meta"] = json!({"lathe": {"after": last}});
+    // The replay comes before the answer.
     again.call("session/load", load).await;
-    again.until(|m| m["method"] == "_lathe/turn_end").await;
     let rest: Vec<Value> = again.seen.clone();
     assert_eq!(rest.first().and_then(seq), Some(last + 1), "the replay starts right after");
     let mut all = missed;
     all.extend(rest);
-    let (text, _, ended) = read_text(&all);
+    let (text, _, ended) = read_text(&all, 0);
     assert!(ended && text == answer, "nothing missed after the reconnect");
 }

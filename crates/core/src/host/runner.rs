@@ -13,7 +13,9 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use lathe_policy::PermissionMode;
-use lathe_protocol::{AgentEvent, AgentOp, Content, LedgerItem, Meta, RunStats, StopCause, UserMessage, UserOrigin};
+use lathe_protocol::{
+    AgentEvent, AgentOp, Content, LedgerItem, Meta, RunStats, StopCause, UserMessage, UserOrigin,
+};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
