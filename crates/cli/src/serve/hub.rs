@@ -44,7 +44,7 @@ pub enum Inbound {
     /// A client's socket closed.
     Left(ClientId),
     /// A core event of a session.
-    Event(String, AgentEvent),
+    Event(String, Box<AgentEvent>),
     /// A session's event stream closed.
     Ended(String),
     /// The sessions of the workspace, for `GET /api/sessions`.
@@ -116,7 +116,7 @@ impl Hub {
             }
             Inbound::Message(id, text) => self.message(id, &text).await,
             Inbound::Left(id) => self.forget(id),
-            Inbound::Event(session, event) => self.events(&session, vec![event]),
+            Inbound::Event(session, event) => self.events(&session, vec![*event]),
             Inbound::Ended(session) => self.ended(&session),
             Inbound::Sessions(reply) => {
                 let _ = reply.send(self.sessions());

@@ -187,7 +187,8 @@ impl Hub {
         let open::Opened { live, queued, events, file } = opened;
         let session = live.id.clone();
         let workspace = live.workspace.clone();
-        open::forward(session.clone(), events, self.inbound.clone(), Inbound::Event, Inbound::Ended);
+        let event = |id, event| Inbound::Event(id, Box::new(event));
+        open::forward(session.clone(), events, self.inbound.clone(), event, Inbound::Ended);
         self.rooms.insert(session.clone(), Room::new(live));
         for update in replay::ledger_updates(file.as_deref(), &workspace) {
             self.update(&session, update);

@@ -12,6 +12,9 @@ use super::serve::{last_user_text, serve};
 use super::serve_client::{Rpc, http, upgrade};
 use super::support;
 
+/// One request: method, path, headers, the status it must get.
+type Case<'a> = (&'a str, &'a str, Vec<(&'a str, &'a str)>, u16);
+
 /// The session files under the test's home, with their bytes.
 fn ledger(home: &Path) -> Vec<(String, Vec<u8>)> {
     let mut files = Vec::new();
@@ -99,7 +102,7 @@ async fn hosts_origins_tokens_and_watchers_are_refused_and_change_nothing() {
     assert_eq!(status, 200);
     assert!(body.contains("<title>Lathe</title>") && !body.contains(&steer) && !body.contains(&watch));
     assert!(head.contains("content-security-policy: default-src 'none'"), "{head}");
-    let cases: Vec<(&str, &str, Vec<(&str, &str)>, u16)> = vec![
+    let cases: Vec<Case> = vec![
         ("GET", "/api/sessions", vec![], 401),
         ("GET", "/api/sessions", vec![("Authorization", "Bearer wrong")], 401),
         ("GET", "/api/sessions", vec![("Authorization", &bearer)], 200),
