@@ -4,6 +4,9 @@
 #   @modelcontextprotocol/server-everything   (stdio and streamable HTTP)
 #   @modelcontextprotocol/server-filesystem   (stdio)
 #   @agentclientprotocol/sdk                  (the official ACP client, driving `lathe acp`)
+#   playwright-core                           (drives Debian's chromium against `lathe serve`'s web UI)
+#   ws                                        (the WebSocket clients of bench/serve.mjs)
+# and Debian's chromium (apt-get) when /usr/bin/chromium is missing,
 # and pytest (pip) for the goal tests' check, and a Python virtual environment with Ray
 # (PyPI `ray[default]`) for the `lathe batch --executor ray` tests: .test-deps/ray-venv.
 # Installs Node.js and npm with apt-get when missing. A no-op when the pinned versions are there.
@@ -13,6 +16,8 @@ cd "$(dirname "$0")/.."
 EVERYTHING_VERSION=2026.8.31
 FILESYSTEM_VERSION=2026.8.31
 ACP_SDK_VERSION=2.4.0
+PLAYWRIGHT_VERSION=1.65.2
+WS_VERSION=8.23.1
 prefix="${LATHE_TEST_DEPS:-$PWD/.test-deps}/npm"
 
 installed_version() {
@@ -29,6 +34,15 @@ if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
   echo "install-test-deps: installing nodejs and npm (apt-get)" >&2
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nodejs npm >/dev/null
+fi
+
+# The `lathe serve` tests drive the web UI in Debian's chromium, headless.
+if [ ! -x /usr/bin/chromium ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "install-test-deps: installing chromium (apt-get)" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
 fi
 
 # The goal tests run a real `python3 -m pytest` as the check.
@@ -62,7 +76,9 @@ fi
 
 if [ "$(installed_version @modelcontextprotocol/server-everything)" = "$EVERYTHING_VERSION" ] &&
    [ "$(installed_version @modelcontextprotocol/server-filesystem)" = "$FILESYSTEM_VERSION" ] &&
-   [ "$(installed_version @agentclientprotocol/sdk)" = "$ACP_SDK_VERSION" ]; then
+   [ "$(installed_version @agentclientprotocol/sdk)" = "$ACP_SDK_VERSION" ] &&
+   [ "$(installed_version playwright-core)" = "$PLAYWRIGHT_VERSION" ] &&
+   [ "$(installed_version ws)" = "$WS_VERSION" ]; then
   exit 0
 fi
 
@@ -71,9 +87,13 @@ mkdir -p "$prefix"
 npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error \
   "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" \
   "@modelcontextprotocol/server-filesystem@$FILESYSTEM_VERSION" \
-  "@agentclientprotocol/sdk@$ACP_SDK_VERSION" >/dev/null
+  "@agentclientprotocol/sdk@$ACP_SDK_VERSION" \
+  "playwright-core@$PLAYWRIGHT_VERSION" \
+  "ws@$WS_VERSION" >/dev/null
 for bin in mcp-server-everything mcp-server-filesystem; do
   [ -x "$prefix/node_modules/.bin/$bin" ] || { echo "install-test-deps: $bin missing after npm install" >&2; exit 1; }
 done
-[ -f "$prefix/node_modules/@agentclientprotocol/sdk/package.json" ] ||
-  { echo "install-test-deps: @agentclientprotocol/sdk missing after npm install" >&2; exit 1; }
+for package in @agentclientprotocol/sdk playwright-core ws; do
+  [ -f "$prefix/node_modules/$package/package.json" ] ||
+    { echo "install-test-deps: $package missing after npm install" >&2; exit 1; }
+done

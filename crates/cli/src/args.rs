@@ -199,6 +199,10 @@ pub enum Command {
     /// Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, Neovim):
     /// each ACP session is a Lathe session in the client's working directory.
     Acp,
+    /// Serve the same ACP messages over WebSocket at /acp, with a web UI at /: loopback only
+    /// unless --listen names another address (which needs --tls-cert/--tls-key or
+    /// --insecure-remote); prints the URL with its access token once.
+    Serve(crate::serve::ServeArgs),
     /// Auto mode's reviewer: measure it on a labelled set.
     AutoMode {
         /// What to do.

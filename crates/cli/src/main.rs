@@ -16,6 +16,7 @@ mod memory;
 mod model;
 mod print;
 mod report;
+mod serve;
 mod sessions;
 mod status;
 mod stdin;
@@ -123,6 +124,7 @@ async fn run(cli: Cli) -> u8 {
         Some(Command::Memory { action }) => return memory::command(&cli, action),
         Some(Command::AutoMode { action }) => return auto_mode::command(&cli, action).await,
         Some(Command::Acp) => return acp::run(cli.flags()).await,
+        Some(Command::Serve(args)) => return serve::run(cli.flags(), args).await,
         Some(Command::Batch(args)) => return batch::command(&cli, args).await,
         Some(Command::BatchTask(args)) => return batch::task_command(args).await,
         Some(Command::Teammate { team, name, attached, lead_approves }) => {

@@ -117,6 +117,13 @@ pub enum AgentOp {
     /// dialog). Answered with [`crate::AgentEvent::Loop`] (its state after the tick, or why it
     /// ended), after the turn's `Finished` when one ran.
     LoopTick,
+    /// Save a note for humans in the ledger (a [`crate::Meta::Note`], never sent to the model),
+    /// e.g. which remote client typed the next message. Waits for a running turn, so it lands
+    /// just before a `UserInput` sent after it.
+    Note {
+        /// One line of plain text.
+        text: String,
+    },
     /// End the session: a running turn is cancelled (its calls get results), the session file is
     /// synced, and the event stream closes.
     Quit,

@@ -55,8 +55,9 @@ struct Call {
     before: Option<String>,
 }
 
-/// One open session.
-pub struct Live {
+/// One open session. `P` is what waits for the running prompt turn's end: the `session/prompt`
+/// responder over stdio; `lathe serve` keeps its own queue of prompts and uses `()`.
+pub struct Live<P = agent_client_protocol::v1::Responder<acp::PromptResponse>> {
     /// The session id (Lathe's, also ACP's).
     pub id: String,
     /// Ops to the core.
@@ -66,7 +67,7 @@ pub struct Live {
     /// The permission mode in force.
     pub mode: PermissionMode,
     /// The running prompt turn's responder.
-    pub prompt: Option<agent_client_protocol::v1::Responder<acp::PromptResponse>>,
+    pub prompt: Option<P>,
     /// The client cancelled the running turn.
     pub cancelled: bool,
     /// The core's session task.
@@ -78,9 +79,9 @@ pub struct Live {
     warnings: Vec<String>,
 }
 
-impl Live {
+impl<P> Live<P> {
     /// A session on `ops` rooted at `workspace`.
-    pub fn new(id: String, ops: mpsc::UnboundedSender<AgentOp>, workspace: PathBuf) -> Live {
+    pub fn new(id: String, ops: mpsc::UnboundedSender<AgentOp>, workspace: PathBuf) -> Live<P> {
         Live {
             id,
             ops,

@@ -21,10 +21,11 @@
 //! Nothing but protocol messages is written to stdout; diagnostics go to `LATHE_LOG`.
 
 mod files;
-mod live;
-mod mapping;
-mod replay;
-mod server;
+pub(crate) mod live;
+pub(crate) mod mapping;
+pub(crate) mod open;
+pub(crate) mod replay;
+pub(crate) mod server;
 mod transport;
 
 pub use server::run;

@@ -12,6 +12,12 @@ use serde_json::json;
 use super::live::tool_call;
 use super::mapping::{self, lathe_meta, text_block};
 
+/// The updates that replay the session file `file` (none when it is `None` or cannot be read).
+pub fn ledger_updates(file: Option<&str>, workspace: &Path) -> Vec<acp::SessionUpdate> {
+    let items = file.and_then(|file| lathe_core::session::load(Path::new(file)).ok()).map(|s| s.items);
+    updates(&items.unwrap_or_default(), workspace)
+}
+
 /// The updates that replay `items` (a loaded session's ledger) for a client rooted at `workspace`.
 pub fn updates(items: &[LedgerItem], workspace: &Path) -> Vec<acp::SessionUpdate> {
     let mut updates = Vec::new();

@@ -10,12 +10,13 @@ use std::sync::Arc;
 use agent_client_protocol::v1::schema as acp;
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, on_receive_notification, on_receive_request};
-use lathe_core::host::{Flags, Interaction, SessionBuilder, SessionChoice, SessionHandle};
+use lathe_core::host::{Flags, SessionChoice};
 use lathe_protocol::{AgentEvent, AgentOp, PermissionMode};
 use tokio::sync::mpsc;
 
 use super::files::ClientFiles;
 use super::live::{Action, Asked, Live, answer};
+use super::open::{self, Opened};
 use super::{mapping, replay};
 use crate::args::{EXIT_FAILED, EXIT_OK};
 
@@ -111,7 +112,7 @@ pub async fn run(flags: Flags) -> u8 {
 }
 
 /// SIGINT, SIGTERM or SIGHUP.
-async fn signalled() {
+pub(crate) async fn signalled() {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut term), Ok(mut hup)) = (signal(SignalKind::terminate()), signal(SignalKind::hangup())) else {
         return std::future::pending().await;
@@ -144,7 +145,7 @@ impl Host {
             Inbound::New(request, responder) => {
                 let started = self.open(&request.cwd, &request.mcp_servers, SessionChoice::New).await;
                 match started {
-                    Ok((id, queued)) => {
+                    Ok((id, queued, _)) => {
                         let modes = self.sessions.get(&id).map(|live| mapping::session_modes(live.mode));
                         let _ = responder.respond(acp::NewSessionResponse::new(id.clone()).modes(modes));
                         self.events(&id, queued);
@@ -199,53 +200,26 @@ impl Host {
     }
 
     /// Starts a Lathe session in `cwd` with the client's MCP servers; returns its id and the
-    /// events the start queued (handled after the answer, so that the client knows the id).
+    /// events the start queued (handled after the answer, so that the client knows the id), and
+    /// the session file.
     async fn open(
         &mut self,
         cwd: &Path,
         servers: &[acp::McpServer],
         session: SessionChoice,
-    ) -> Result<(String, Vec<AgentEvent>), agent_client_protocol::Error> {
-        if !cwd.is_absolute() {
-            return Err(invalid_params(format!("cwd must be an absolute path, not {}", cwd.display())));
-        }
-        let mut flags = self.flags.clone();
-        flags.dir = Some(cwd.to_path_buf());
-        flags.session = session;
-        flags.mcp_config.extend(mapping::mcp_config(servers));
-        let mut builder = SessionBuilder::new(flags).interaction(Interaction::Interactive);
+    ) -> Result<(String, Vec<AgentEvent>, Option<String>), agent_client_protocol::Error> {
         // Edits go through the client when it can write; reads too when it can read.
         let files = self.client_fs.1.then(|| ClientFiles::new(self.cx.clone(), self.client_fs.0));
+        let editor = files.clone().map(|files| Arc::new(files) as Arc<dyn lathe_tools::EditorFiles>);
+        let opened = open::open(&self.flags, cwd, servers, session, editor).await.map_err(invalid_params)?;
+        let Opened { live, queued, events, file } = opened;
+        let id = live.id.clone();
         if let Some(files) = &files {
-            builder = builder.editor(Arc::new(files.clone()));
+            let _ = files.session.set(id.clone());
         }
-        let handle = builder.start().await.map_err(|error| invalid_params(error.to_string()))?;
-        if let Some(files) = &files {
-            let _ = files.session.set(handle.info.id.clone());
-        }
-        let SessionHandle { ops, mut events, info, task, .. } = handle;
-        let mut queued = Vec::new();
-        while let Ok(event) = events.try_recv() {
-            queued.push(event);
-        }
-        let id = info.id.clone();
-        let mut live = Live::new(id.clone(), ops, info.workspace.clone());
-        live.task = Some(task);
-        if let Some(AgentEvent::SessionStarted { permission_mode, .. }) = queued.first() {
-            live.mode = *permission_mode;
-        }
-        let inbound = self.inbound.clone();
-        let forwarded = id.clone();
-        tokio::spawn(async move {
-            while let Some(event) = events.recv().await {
-                if inbound.send(Inbound::Event(forwarded.clone(), event)).is_err() {
-                    return;
-                }
-            }
-            let _ = inbound.send(Inbound::Ended(forwarded));
-        });
+        open::forward(id.clone(), events, self.inbound.clone(), Inbound::Event, Inbound::Ended);
         self.sessions.insert(id.clone(), live);
-        Ok((id, queued))
+        Ok((id, queued, file))
     }
 
     /// `session/load`: resumes the session, replays its transcript, then answers.
@@ -260,7 +234,7 @@ impl Host {
             return;
         }
         let choice = SessionChoice::Resume(id.clone());
-        let (id, queued) = match self.open(&request.cwd, &request.mcp_servers, choice).await {
+        let (id, queued, file) = match self.open(&request.cwd, &request.mcp_servers, choice).await {
             Ok(opened) => opened,
             Err(error) => {
                 let _ = responder.respond_with_error(error);
@@ -268,12 +242,7 @@ impl Host {
             }
         };
         let Some(live) = self.sessions.get(&id) else { return };
-        let file = queued.iter().find_map(|event| match event {
-            AgentEvent::SessionStarted { session_file, .. } => session_file.clone(),
-            _ => None,
-        });
-        let items = file.and_then(|file| lathe_core::session::load(Path::new(&file)).ok()).map(|s| s.items);
-        for update in replay::updates(&items.unwrap_or_default(), &live.workspace) {
+        for update in replay::ledger_updates(file.as_deref(), &live.workspace) {
             self.notify(&id, update);
         }
         let _ = responder.respond(acp::LoadSessionResponse::new().modes(mapping::session_modes(live.mode)));
@@ -371,9 +340,9 @@ impl Host {
     }
 }
 
-/// The answer to `initialize`: protocol v1, sessions can be loaded, prompts may hold images and
+/// The answer to `initialize` (also `lathe serve`'s): protocol v1, sessions can be loaded, prompts may hold images and
 /// embedded resources, MCP servers over stdio and HTTP.
-fn initialize(request: &acp::InitializeRequest) -> acp::InitializeResponse {
+pub(crate) fn initialize(request: &acp::InitializeRequest) -> acp::InitializeResponse {
     tracing::info!(client = ?request.client_info, "acp initialize");
     let capabilities = acp::AgentCapabilities::new()
         .load_session(true)
@@ -384,7 +353,7 @@ fn initialize(request: &acp::InitializeRequest) -> acp::InitializeResponse {
         .agent_info(acp::Implementation::new("lathe", env!("CARGO_PKG_VERSION")).title("Lathe".to_string()))
 }
 
-fn invalid_params(message: String) -> agent_client_protocol::Error {
+pub(crate) fn invalid_params(message: String) -> agent_client_protocol::Error {
     agent_client_protocol::Error::new(acp::ErrorCode::InvalidParams, message)
 }
 

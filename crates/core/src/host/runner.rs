@@ -1,6 +1,6 @@
 //! The session task: takes ops one at a time and runs user turns. While a turn runs, `Cancel`,
 //! `Permission`, `PlanAnswer`, `QuestionAnswer`, `SetMode`, `RunCommand` and `Quit` act at once, and so does `RaiseGoalBudget`
-//! for a running goal (`ClearGoal` cancels it, then clears it); `UserInput`, `SetModel`,
+//! for a running goal (`ClearGoal` cancels it, then clears it); `UserInput`, `Note`, `SetModel`,
 //! `ListTurns`, `Report`, `Compact` and the loop ops wait for the turn's end, in order; `Rewind` is
 //! refused (the front end cancels first). The goal ops are in `goals.rs`, the loop's (a tick is a
 //! turn of its own kind, which never starts a goal) in `loops.rs`. A user's own command (`RunCommand`) runs beside all of that: its end
@@ -13,7 +13,9 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use lathe_policy::PermissionMode;
-use lathe_protocol::{AgentEvent, AgentOp, Content, RunStats, StopCause, UserMessage, UserOrigin};
+use lathe_protocol::{
+    AgentEvent, AgentOp, Content, LedgerItem, Meta, RunStats, StopCause, UserMessage, UserOrigin,
+};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -245,6 +247,7 @@ impl Runner {
             AgentOp::StartLoop { spec } => self.start_loop(spec),
             AgentOp::StopLoop => self.stop_loop("stopped by the user"),
             AgentOp::LoopTick => return self.loop_tick().await,
+            AgentOp::Note { text } => self.agent.append(LedgerItem::Meta(Meta::Note { text })),
             AgentOp::Quit => return Flow::Quit,
         }
         Flow::Continue
@@ -437,6 +440,7 @@ impl Runner {
                         | AgentOp::RaiseGoalBudget { .. }
                         | AgentOp::StartLoop { .. }
                         | AgentOp::StopLoop
+                        | AgentOp::Note { .. }
                         | AgentOp::LoopTick
                         | AgentOp::Report
                         | AgentOp::Compact { .. }),
