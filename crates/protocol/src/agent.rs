@@ -232,6 +232,12 @@ pub enum AgentEvent {
         /// By name.
         commands: Vec<crate::extensions::UserCommand>,
     },
+    /// Messages sent with [`crate::AgentOp::Steer`] joined the running turn: they are in the
+    /// ledger, and the request about to go out carries them.
+    Steered {
+        /// How many messages, in the order they were sent.
+        count: usize,
+    },
     /// Something the user should know that does not stop the run.
     Warning {
         /// One line.

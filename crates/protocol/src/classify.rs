@@ -37,6 +37,7 @@ impl AgentEvent {
             | AgentEvent::Subagent { .. }
             | AgentEvent::BackgroundAgent { .. }
             | AgentEvent::Commands { .. }
+            | AgentEvent::Steered { .. }
             | AgentEvent::Warning { .. }
             | AgentEvent::Finished { .. } => false,
         }
@@ -73,6 +74,7 @@ impl AgentEvent {
             | AgentEvent::Subagent { .. }
             | AgentEvent::BackgroundAgent { .. }
             | AgentEvent::Commands { .. }
+            | AgentEvent::Steered { .. }
             | AgentEvent::Warning { .. }
             | AgentEvent::Finished { .. } => false,
         }

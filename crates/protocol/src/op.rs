@@ -15,6 +15,18 @@ pub enum AgentOp {
         /// Text and images.
         content: Vec<Content>,
     },
+    /// A user message for the running turn (steering, as a message typed while the agent works):
+    /// it joins the turn's next model request, after the results of the calls in flight, and
+    /// [`crate::AgentEvent::Steered`] says so. When no turn runs, or the turn ends without another
+    /// request, it starts the next turn as a [`AgentOp::UserInput`] would. `from` (one line, e.g.
+    /// which remote client typed it) is saved as a [`crate::Meta::Note`] just before it.
+    Steer {
+        /// Text and images.
+        content: Vec<Content>,
+        /// Who typed it, for the ledger's note; `None`: no note.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        from: Option<String>,
+    },
     /// The answer to a [`crate::AgentEvent::PermissionRequest`].
     Permission {
         /// The call it answers.

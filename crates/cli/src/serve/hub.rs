@@ -39,8 +39,9 @@ pub enum Outbound {
 pub enum Inbound {
     /// A client connected with `role`; its messages go to `tx`.
     Joined(ClientId, Role, mpsc::Sender<Outbound>),
-    /// A client's JSON-RPC message (text of one WebSocket message).
-    Message(ClientId, String),
+    /// A client's JSON-RPC message (text of one WebSocket message), holding one of the client's
+    /// [`socket::IN_FLIGHT`](super::socket) permits until the hub has handled it.
+    Message(ClientId, String, tokio::sync::OwnedSemaphorePermit),
     /// A client's socket closed.
     Left(ClientId),
     /// A core event of a session.
@@ -114,7 +115,10 @@ impl Hub {
                 tracing::info!(client = id, role = role.as_str(), "serve: client connected");
                 self.clients.insert(id, Client { role, tx });
             }
-            Inbound::Message(id, text) => self.message(id, &text).await,
+            Inbound::Message(id, text, permit) => {
+                self.message(id, &text).await;
+                drop(permit);
+            }
             Inbound::Left(id) => self.forget(id),
             Inbound::Event(session, event) => self.events(&session, vec![*event]),
             Inbound::Ended(session) => self.ended(&session),
@@ -190,6 +194,9 @@ impl Hub {
                 self.publish(session, "_lathe/status", params);
             }
             let Some(room) = self.rooms.get_mut(session) else { return };
+            if let AgentEvent::Steered { count } = &event {
+                room.joined += count;
+            }
             for action in room.live.event(event) {
                 match action {
                     Action::Update(update) => self.update(session, update),
@@ -236,7 +243,9 @@ impl Hub {
     /// the next queued prompt's turn.
     fn finish(&mut self, session: &str, result: Result<acp::PromptResponse, String>) {
         let Some(room) = self.rooms.get_mut(session) else { return };
-        let prompt = room.prompts.pop_front();
+        let joined = std::mem::take(&mut room.joined);
+        let answered: Vec<(ClientId, Value)> =
+            room.prompts.drain(..(1 + joined).min(room.prompts.len())).collect();
         room.asks.clear();
         if room.prompts.is_empty() {
             room.live.prompt = None;
@@ -252,8 +261,8 @@ impl Hub {
                 json!({"sessionId": session, "error": message}),
             ),
         };
-        if let Some((client, id)) = prompt {
-            let mut answer = answer;
+        for (client, id) in answered {
+            let mut answer = answer.clone();
             answer["jsonrpc"] = "2.0".into();
             answer["id"] = id;
             self.send(client, &answer);

@@ -43,6 +43,9 @@ pub struct Room {
     pub watchers: BTreeSet<ClientId>,
     /// The `session/prompt` requests (client, JSON-RPC id) in the order their turns run.
     pub prompts: VecDeque<(ClientId, Value)>,
+    /// How many prompts after the first of `prompts` joined the running turn (sent as steering,
+    /// [`lathe_protocol::AgentEvent::Steered`]): they are answered when it ends.
+    pub joined: usize,
     /// Open permission prompts.
     pub asks: Vec<Ask>,
     /// The model, for the status line.
@@ -57,6 +60,7 @@ impl Room {
             live,
             watchers: BTreeSet::new(),
             prompts: VecDeque::new(),
+            joined: 0,
             asks: Vec::new(),
             model: String::new(),
             log: Vec::new(),

@@ -211,16 +211,18 @@ impl Hub {
             return Err(invalid("the prompt is empty"));
         }
         let room = self.room(&session)?;
+        let from = format!("the next user message is from serve client c{client}");
+        room.prompts.push_back((client, id.clone()));
         if room.live.prompt.is_none() {
             room.live.begin_turn();
             room.live.prompt = Some(());
+            let _ = room.live.ops.send(AgentOp::Note { text: from });
+            let _ = room.live.ops.send(AgentOp::UserInput { content });
+        } else {
+            // Typed while a turn runs: it joins that turn's next request (answered when it ends),
+            // or starts the next turn when the turn has made its last request.
+            let _ = room.live.ops.send(AgentOp::Steer { content, from: Some(from) });
         }
-        room.prompts.push_back((client, id.clone()));
-        let _ = room
-            .live
-            .ops
-            .send(AgentOp::Note { text: format!("the next user message is from serve client c{client}") });
-        let _ = room.live.ops.send(AgentOp::UserInput { content });
         for block in request.prompt {
             let chunk = acp::ContentChunk::new(block)
                 .meta(mapping::lathe_meta(json!({"client": format!("c{client}")})));

@@ -4,13 +4,14 @@
 //! token). A write that does not complete within [`SEND_TIMEOUT`] (the client stopped reading and
 //! the socket's buffers are full) ends the connection, as does the hub dropping the client.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Extension, State};
 use axum::response::Response;
 use futures::{SinkExt, StreamExt};
-use tokio::sync::mpsc;
+use tokio::sync::{Semaphore, mpsc};
 
 use super::hub::{HubHandle, Inbound, Outbound, QUEUE};
 use super::token::Role;
@@ -21,6 +22,8 @@ pub const PROTOCOL: &str = "lathe.acp";
 pub const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest message a client may send (bytes).
 const MAX_MESSAGE_BYTES: usize = 4 << 20;
+/// A client's messages the hub may hold unhandled; the socket is read no further meanwhile.
+pub const IN_FLIGHT: usize = 32;
 /// The close code for a client dropped for not reading ("try again later", RFC 6455 §7.4.1 range).
 const CLOSE_TOO_SLOW: u16 = 1013;
 
@@ -32,6 +35,7 @@ pub async fn upgrade(
 ) -> Response {
     ws.protocols([PROTOCOL])
         .max_message_size(MAX_MESSAGE_BYTES)
+        .max_frame_size(MAX_MESSAGE_BYTES)
         .on_upgrade(move |socket| serve(socket, role, hub))
 }
 
@@ -67,10 +71,14 @@ async fn serve(socket: WebSocket, role: Role, hub: HubHandle) {
         let _ = tokio::time::timeout(SEND_TIMEOUT, sink.send(Message::Close(Some(close)))).await;
     };
     let reader = async {
+        // The client's messages the hub has not handled yet are bounded: past IN_FLIGHT the
+        // socket is not read (TCP pushes back on the client), so no client grows the hub's queue.
+        let in_flight = Arc::new(Semaphore::new(IN_FLIGHT));
         while let Some(Ok(message)) = stream.next().await {
             match message {
                 Message::Text(text) => {
-                    if hub.inbound.send(Inbound::Message(client, text.as_str().to_owned())).is_err() {
+                    let Ok(permit) = in_flight.clone().acquire_owned().await else { return };
+                    if hub.inbound.send(Inbound::Message(client, text.as_str().to_owned(), permit)).is_err() {
                         return;
                     }
                 }

@@ -176,6 +176,7 @@ impl UiState {
                 self.background_event(row, &status)
             }
             AgentEvent::Commands { commands } => self.user_commands = commands,
+            AgentEvent::Steered { .. } => {}
             AgentEvent::Report { report } => {
                 let text = super::help::report(&report);
                 self.push_notice(NoticeKind::Info, &text);

@@ -221,3 +221,49 @@ async fn a_session_of_an_earlier_server_is_resumed_from_the_ledger_by_a_steering
     let messages = mock.requests()[1].body["messages"].as_array().cloned().unwrap_or_default();
     assert_eq!(messages.len(), 3, "the resumed conversation went with the next request");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_sent_mid_turn_joins_the_turns_next_request_and_is_answered_with_it() {
+    use super::serve_client::Rpc;
+    let env = support::env();
+    std::fs::write(env.workspace.join("notes.txt"), "one line\n").expect("notes.txt");
+    let mock = support::scripted(json!([
+        {"text": "Reading the notes first.", "text_chunks": 10, "chunk_delay_ms": 100,
+         "tool_calls": [{"id": "r1", "name": "read_file", "arguments": {"path": "notes.txt"}}]},
+        {"text": "Read it, and I will keep it short."},
+    ]))
+    .await;
+    let mut served = serve(&env, &mock.url(), &[], &[]);
+    let mut client = Rpc::connect(served.port, &served.steer).await;
+    client.call("initialize", json!({"protocolVersion": 1, "clientCapabilities": {}})).await;
+    let workspace = env.workspace.display().to_string();
+    let new = client.call("session/new", json!({"cwd": workspace, "mcpServers": []})).await;
+    let session = new["result"]["sessionId"].as_str().expect("session").to_string();
+    let prompt = |id: u64, text: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "session/prompt",
+               "params": {"sessionId": session, "prompt": [{"type": "text", "text": text}]}})
+    };
+    client.send(prompt(101, "summarise notes.txt")).await;
+    // The first answer is streaming: the turn runs.
+    client.until(|m| m["params"]["update"]["sessionUpdate"] == "agent_message_chunk").await;
+    client.send(prompt(102, "keep it short")).await;
+    let first = client.until(|m| m["id"] == 101 || m["id"] == 102).await;
+    let second = client.until(|m| m["id"] == 101 || m["id"] == 102).await;
+    assert_eq!(first["result"]["stopReason"], "end_turn", "{first}");
+    assert_eq!(second["result"]["stopReason"], "end_turn", "{second}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2, "one turn: the steering message did not start another");
+    assert!(!last_user_text(&requests[0].body).contains("keep it short"));
+    assert!(last_user_text(&requests[1].body).ends_with("keep it short"), "{}", requests[1].body);
+    // The ledger says which client typed it, just before it.
+    let sessions = env.home.join("sessions");
+    let folder = std::fs::read_dir(&sessions).expect("sessions").flatten().next().expect("a session folder");
+    let file = std::fs::read_dir(folder.path()).expect("folder").flatten().map(|e| e.path());
+    let file = { file }.find(|p| p.extension().is_some_and(|x| x == "jsonl")).expect("ledger file");
+    let ledger = std::fs::read_to_string(file).expect("ledger");
+    let note = ledger.rfind("the next user message is from serve client c1").expect("note");
+    let steered = ledger.rfind("keep it short").expect("message");
+    let result = ledger.find("\"tool_result\"").expect("the read's result");
+    assert!(result < note && note < steered, "after the read's result, the note, then the message: {ledger}");
+    assert_eq!(served.stop(), Some(0));
+}

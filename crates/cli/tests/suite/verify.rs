@@ -149,7 +149,11 @@ async fn an_answer_that_copies_the_local_prompts_example_is_not_taken() {
     assert_eq!(stdout(&out).trim(), "greet.py prints Helo, world!");
     let requests = request_texts(&server);
     assert_eq!(requests.len(), 2);
-    assert!(requests[1].contains("[check] Your answer repeats the system prompt's example"), "{}", requests[1]);
+    assert!(
+        requests[1].contains("[check] Your answer repeats the system prompt's example"),
+        "{}",
+        requests[1]
+    );
 
     let server = serve(json!({"turns": [copied, copied, copied, copied, {"text": "never asked"}]})).await;
     let out = output(env.run_against(&server, "anthropic", "What does greet.py print?", &["--yolo"])).await;
@@ -166,7 +170,8 @@ async fn a_run_the_loop_guards_or_the_turn_limit_end_says_what_is_not_verified()
     workspace(&env);
     let [read, change] = edit("e1", "Helo", "Hallo");
     let again = shell("s1", "python3 check.py");
-    let server = serve(json!({"turns": [read, change, again, again, again, again, again, {"text": "never"}]})).await;
+    let server =
+        serve(json!({"turns": [read, change, again, again, again, again, again, {"text": "never"}]})).await;
     let prompt = "Fix greet.py so that `python3 check.py` passes";
     let out = output(env.run_against(&server, "anthropic", prompt, &["--yolo"])).await;
     assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));

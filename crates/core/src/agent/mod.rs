@@ -25,6 +25,7 @@ mod memory;
 mod rewind;
 mod rules;
 mod settings;
+mod steering;
 mod switch;
 mod team;
 mod totals;
@@ -51,6 +52,7 @@ pub use self::goal::{GoalControl, ResumedGoal};
 pub use self::rewind::Rewound;
 pub use self::settings::AgentSettings;
 use self::settings::Limits;
+pub use self::steering::Steering;
 use self::totals::Totals;
 use self::transcript::Transcript;
 use self::turn_hooks::TurnHooks;
@@ -98,6 +100,8 @@ pub struct Agent {
     verify_changes: bool,
     /// Why the run that just ended is not verified (its final text instead of the model's claim).
     unverified: Option<String>,
+    /// User messages for the running turn's next request.
+    steering: Steering,
 }
 
 impl Agent {
@@ -149,6 +153,7 @@ impl Agent {
             team: None,
             verify_changes: false,
             unverified: None,
+            steering: Steering::default(),
         }
     }
 

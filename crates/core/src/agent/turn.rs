@@ -130,6 +130,8 @@ impl Agent {
         self.deliver_background(events);
         // The team's mail (teammates' messages, their idle notices, a death) likewise.
         self.deliver_team_mail().await;
+        // What the user typed while the turn ran.
+        self.deliver_steering(events);
         if let Some(cause) = self.fit_context(events, cancel).await {
             return Some(cause);
         }
@@ -337,5 +339,29 @@ impl Agent {
             .stalled()
             .or_else(|| turn.progress.stalled())
             .map(|detail| StopCause::NoProgress { detail })
+    }
+}
+
+impl Agent {
+    /// The queue of steering messages this agent takes before each request.
+    pub fn steering(&self) -> super::Steering {
+        self.steering.clone()
+    }
+
+    /// Appends the waiting steering messages (each after its note) as user messages, and says
+    /// so with [`AgentEvent::Steered`]; nothing when none wait.
+    pub(super) fn deliver_steering(&mut self, events: &mpsc::UnboundedSender<AgentEvent>) {
+        let messages = self.steering.take();
+        if messages.is_empty() {
+            return;
+        }
+        let count = messages.len();
+        for (content, from) in messages {
+            if let Some(text) = from {
+                self.append(LedgerItem::Meta(lathe_protocol::Meta::Note { text }));
+            }
+            self.append(LedgerItem::User(UserMessage { content, origin: lathe_protocol::UserOrigin::User }));
+        }
+        let _ = events.send(AgentEvent::Steered { count });
     }
 }

@@ -190,6 +190,12 @@ impl Runner {
     async fn idle_op(&mut self, op: AgentOp) -> Flow {
         match op {
             AgentOp::UserInput { content } => return self.user_input(content).await,
+            AgentOp::Steer { content, from } => {
+                if let Some(text) = from {
+                    self.agent.append(LedgerItem::Meta(Meta::Note { text }));
+                }
+                return self.user_input(content).await;
+            }
             AgentOp::Permission { call_id, .. } => {
                 self.warn(format!("no permission request is waiting for call {call_id}"));
             }
@@ -364,6 +370,7 @@ impl Runner {
             }
             TurnKind::Tick => (None, None),
         };
+        let steering = self.agent.steering();
         let Runner { agent, approver, modes, events, ops, queued, gate, commands, plans, questions, .. } =
             self;
         let stop = |approver: &Option<Arc<ChannelApprover>>| {
@@ -419,6 +426,7 @@ impl Runner {
                     Some(AgentOp::SetMode { mode }) => {
                         modes.send_replace(mode);
                     }
+                    Some(AgentOp::Steer { content, from }) => steering.push(content, from),
                     Some(AgentOp::RunCommand { command }) => commands.start(command, events),
                     Some(AgentOp::RaiseGoalBudget { by }) if goal.is_some() => control.raise(by),
                     Some(AgentOp::ClearGoal) => {
@@ -450,6 +458,10 @@ impl Runner {
                 },
             }
         };
+        // Steering that came after the turn's last request starts the next turn.
+        for (at, (content, from)) in steering.take().into_iter().enumerate() {
+            queued.insert(at, AgentOp::Steer { content, from });
+        }
         // A skill the model loaded restricts the tools until the turn ends.
         gate.clear();
         (flow, cause)

@@ -243,6 +243,8 @@ function notification(method, params) {
     $("model").textContent = params.model;
     $("mode").textContent = params.mode;
   } else if (method === "_lathe/turn_end") {
+    // The turn's open permission prompts ended with it.
+    document.querySelectorAll(".permission").forEach((card) => card.remove());
     turnsRunning = Math.max(0, turnsRunning - 1);
     setBusy();
     const why = params.response ? params.response.stopReason : `error: ${params.error}`;
@@ -397,7 +399,10 @@ function connect() {
       return;
     }
     if (message.method && message.id !== undefined) {
-      if (message.method === "session/request_permission") askPermission(message.id, message.params);
+      // A prompt of another session this connection watched before is not shown in this one.
+      if (message.method === "session/request_permission" && message.params.sessionId === sessionId) {
+        askPermission(message.id, message.params);
+      }
     } else if (message.method) notification(message.method, message.params);
     else if (waiting.has(message.id)) {
       const { resolve, reject } = waiting.get(message.id);
