@@ -346,7 +346,15 @@ async function openSession(id) {
   sessionId = id;
   remember();
   try {
-    await rpc("session/load", { sessionId: id, cwd: workspace, mcpServers: [], _meta: { lathe: { after: lastSeq } } });
+    const load = (after) =>
+      rpc("session/load", { sessionId: id, cwd: workspace, mcpServers: [], _meta: { lathe: { after } } });
+    const loaded = await load(lastSeq);
+    const seq = loaded && loaded._meta && loaded._meta.lathe ? loaded._meta.lathe.seq : undefined;
+    if (typeof seq === "number" && seq < lastSeq) {
+      // The session was opened again since (its log numbered afresh): show it from the start.
+      clearTranscript();
+      await load(0);
+    }
     notice("");
   } catch (error) {
     notice(`Cannot open the session: ${error.message}`);
