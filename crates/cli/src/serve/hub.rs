@@ -10,7 +10,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use agent_client_protocol::v1::schema as acp;
 use axum::extract::ws::Utf8Bytes;
@@ -25,6 +25,13 @@ use crate::acp::live::Action;
 
 /// Messages a client's queue holds before the client counts as gone.
 pub const QUEUE: usize = 1024;
+/// Bytes a client's queue holds (a replay counts with all its messages) before the client counts
+/// as gone: 32 MiB.
+pub const QUEUE_BYTES: usize = 32 << 20;
+
+/// The bytes queued for one client and not yet written: the hub adds, the client's writer
+/// subtracts.
+pub type Queued = Arc<AtomicUsize>;
 
 /// What goes to a client's socket.
 #[derive(Debug)]
@@ -37,8 +44,9 @@ pub enum Outbound {
 
 /// Something for the hub to handle.
 pub enum Inbound {
-    /// A client connected with `role`; its messages go to `tx`.
-    Joined(ClientId, Role, mpsc::Sender<Outbound>),
+    /// A client connected with `role`; its messages go to `tx`, their bytes counted in the
+    /// [`Queued`].
+    Joined(ClientId, Role, mpsc::Sender<Outbound>, Queued),
     /// A client's JSON-RPC message (text of one WebSocket message), holding one of the client's
     /// [`socket::IN_FLIGHT`](super::socket) permits until the hub has handled it.
     Message(ClientId, String, tokio::sync::OwnedSemaphorePermit),
@@ -50,6 +58,8 @@ pub enum Inbound {
     Ended(String),
     /// The sessions of the workspace, for `GET /api/sessions`.
     Sessions(oneshot::Sender<Value>),
+    /// A session's start, begun in a task of its own, finished.
+    Opened(Box<super::opening::Opening>),
 }
 
 /// How the HTTP side reaches the hub.
@@ -71,6 +81,7 @@ impl HubHandle {
 pub(super) struct Client {
     pub role: Role,
     tx: mpsc::Sender<Outbound>,
+    queued: Queued,
 }
 
 /// The sessions, the clients, and what the sessions are started with.
@@ -80,6 +91,8 @@ pub struct Hub {
     pub(super) inbound: mpsc::UnboundedSender<Inbound>,
     pub(super) clients: HashMap<ClientId, Client>,
     pub(super) rooms: HashMap<String, Room>,
+    /// Saved sessions being opened, and the loads (client, request id, `after`) waiting for them.
+    pub(super) opening: HashMap<String, Vec<(ClientId, Value, u64)>>,
     asks: u64,
 }
 
@@ -92,7 +105,15 @@ pub fn start(
 ) -> (HubHandle, tokio::task::JoinHandle<()>) {
     let (inbound, mut receiver) = mpsc::unbounded_channel();
     let handle = HubHandle { inbound: inbound.clone(), next: Arc::new(AtomicU64::new(0)) };
-    let mut hub = Hub { flags, workspace, inbound, clients: HashMap::new(), rooms: HashMap::new(), asks: 0 };
+    let mut hub = Hub {
+        flags,
+        workspace,
+        inbound,
+        clients: HashMap::new(),
+        rooms: HashMap::new(),
+        opening: HashMap::new(),
+        asks: 0,
+    };
     let task = tokio::spawn(async move {
         tokio::pin!(stop);
         loop {
@@ -111,9 +132,9 @@ pub fn start(
 impl Hub {
     async fn handle(&mut self, message: Inbound) {
         match message {
-            Inbound::Joined(id, role, tx) => {
+            Inbound::Joined(id, role, tx, queued) => {
                 tracing::info!(client = id, role = role.as_str(), "serve: client connected");
-                self.clients.insert(id, Client { role, tx });
+                self.clients.insert(id, Client { role, tx, queued });
             }
             Inbound::Message(id, text, permit) => {
                 self.message(id, &text).await;
@@ -125,12 +146,26 @@ impl Hub {
             Inbound::Sessions(reply) => {
                 let _ = reply.send(self.sessions());
             }
+            Inbound::Opened(opening) => self.opened(*opening),
         }
     }
 
     /// Queues `message` for `client`; a client whose queue is full is dropped.
     pub(super) fn deliver(&mut self, client: ClientId, message: Outbound) {
         let Some(entry) = self.clients.get(&client) else { return };
+        let bytes = match &message {
+            Outbound::Frame(frame) => frame.len(),
+            Outbound::Batch(frames) => frames.iter().map(|frame| frame.len()).sum(),
+        };
+        if entry.queued.load(Ordering::Relaxed) + bytes > QUEUE_BYTES {
+            tracing::info!(
+                client,
+                "serve: client dropped, it stopped reading (its queue's bytes are past the cap)"
+            );
+            self.forget(client);
+            return;
+        }
+        entry.queued.fetch_add(bytes, Ordering::Relaxed);
         match entry.tx.try_send(message) {
             Ok(()) => {}
             Err(mpsc::error::TrySendError::Full(_)) => {

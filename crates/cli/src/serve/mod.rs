@@ -15,6 +15,7 @@
 mod guard;
 mod http;
 mod hub;
+mod opening;
 mod room;
 mod rpc;
 mod socket;

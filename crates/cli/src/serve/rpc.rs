@@ -7,8 +7,11 @@
 //! - `session/load` of an open session attaches to it; `params._meta.lathe.after` (the last
 //!   `seq` the client saw) limits the replay to what it missed. Loading a session that is not
 //!   open resumes it (steer only) and replays its conversation from the ledger.
-//! - `session/prompt` while a turn runs is queued: the core runs it as the next turn, and the
-//!   request is answered when that turn ends. Every watcher sees the prompt as a
+//! - `session/prompt` while a turn runs steers it ([`lathe_protocol::AgentOp::Steer`]): the
+//!   message joins the turn's next request and the request is answered when that turn ends (or,
+//!   sent after the turn's last request, it runs as the next turn and is answered with that).
+//! - `session/new` and the resuming `session/load` start the session off the hub's task
+//!   ([`super::opening`]): other clients are served meanwhile. Every watcher sees the prompt as a
 //!   `user_message_chunk` with `_meta.lathe.client`.
 //! - A watch token's client may only `initialize`, list and load open sessions; anything else is
 //!   refused with [`FORBIDDEN`]. A client's answer counts only for a prompt it was sent.
@@ -20,11 +23,12 @@ use lathe_protocol::{AgentOp, PermissionAnswer, PermissionMode};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::hub::{Hub, Inbound, Outbound};
+use super::hub::{Hub, Outbound};
+use super::opening::Then;
 use super::room::{ClientId, Room};
 use super::token::Role;
 use crate::acp::live::answer;
-use crate::acp::{mapping, open, replay};
+use crate::acp::mapping;
 
 /// The JSON-RPC error code of a method the client's token does not allow.
 pub const FORBIDDEN: i64 = -32001;
@@ -114,34 +118,29 @@ impl Hub {
                 steers(method)?;
                 let request: acp::NewSessionRequest = self::params(params)?;
                 self.check_cwd(&request.cwd)?;
-                let (session, queued) = self.open(&request.mcp_servers, SessionChoice::New).await?;
-                self.watch(client, &session, 0);
-                let modes = self.rooms.get(&session).map(|room| mapping::session_modes(room.live.mode));
-                let response = acp::NewSessionResponse::new(session.clone()).modes(modes);
-                self.send(client, &json!({"jsonrpc": "2.0", "id": id, "result": response}));
-                self.events(&session, queued);
+                self.start_open(client, id.clone(), request.mcp_servers, SessionChoice::New, Then::New);
                 Ok(None)
             }
             "session/load" => {
                 let request: acp::LoadSessionRequest = self::params(params)?;
                 let after = params.pointer("/_meta/lathe/after").and_then(Value::as_u64).unwrap_or(0);
                 let session = request.session_id.to_string();
-                let mut queued = Vec::new();
-                if !self.rooms.contains_key(&session) {
-                    steers("resuming a session that is not open")?;
-                    self.check_cwd(&request.cwd)?;
-                    let opened =
-                        self.open(&request.mcp_servers, SessionChoice::Resume(session.clone())).await?;
-                    queued = opened.1;
+                if self.rooms.contains_key(&session) {
+                    self.loaded(client, id, &session, after);
+                    return Ok(None);
                 }
-                self.watch(client, &session, after);
-                let Some(room) = self.rooms.get(&session) else { return Err(invalid("the session ended")) };
-                let meta = mapping::lathe_meta(json!({"seq": room.seq()}));
-                let response =
-                    acp::LoadSessionResponse::new().modes(mapping::session_modes(room.live.mode)).meta(meta);
-                self.send(client, &json!({"jsonrpc": "2.0", "id": id, "result": response}));
-                self.offer_asks(&session, client);
-                self.events(&session, queued);
+                steers("resuming a session that is not open")?;
+                self.check_cwd(&request.cwd)?;
+                if !self.wait_for_open(&session, client, id, after) {
+                    let choice = SessionChoice::Resume(session.clone());
+                    self.start_open(
+                        client,
+                        id.clone(),
+                        request.mcp_servers,
+                        choice,
+                        Then::Load { session, after },
+                    );
+                }
                 Ok(None)
             }
             "session/prompt" => {
@@ -176,28 +175,8 @@ impl Hub {
     }
 
     /// Opens a session in the workspace; a resumed one's log starts with its conversation.
-    async fn open(
-        &mut self,
-        servers: &[acp::McpServer],
-        choice: SessionChoice,
-    ) -> Result<(String, Vec<lathe_protocol::AgentEvent>), Refusal> {
-        let opened = open::open::<()>(&self.flags, &self.workspace.clone(), servers, choice, None)
-            .await
-            .map_err(invalid)?;
-        let open::Opened { live, queued, events, file } = opened;
-        let session = live.id.clone();
-        let workspace = live.workspace.clone();
-        let event = |id, event| Inbound::Event(id, Box::new(event));
-        open::forward(session.clone(), events, self.inbound.clone(), event, Inbound::Ended);
-        self.rooms.insert(session.clone(), Room::new(live));
-        for update in replay::ledger_updates(file.as_deref(), &workspace) {
-            self.update(&session, update);
-        }
-        Ok((session, queued))
-    }
-
     /// Makes `client` a watcher of `session` and sends it the log after `after`.
-    fn watch(&mut self, client: ClientId, session: &str, after: u64) {
+    pub(super) fn watch(&mut self, client: ClientId, session: &str, after: u64) {
         let Some(room) = self.rooms.get_mut(session) else { return };
         room.watchers.insert(client);
         let missed = room.since(after);

@@ -5,6 +5,7 @@
 //! the socket's buffers are full) ends the connection, as does the hub dropping the client.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
@@ -13,7 +14,7 @@ use axum::response::Response;
 use futures::{SinkExt, StreamExt};
 use tokio::sync::{Semaphore, mpsc};
 
-use super::hub::{HubHandle, Inbound, Outbound, QUEUE};
+use super::hub::{HubHandle, Inbound, Outbound, QUEUE, Queued};
 use super::token::Role;
 
 /// The subprotocol the page asks for.
@@ -42,7 +43,8 @@ pub async fn upgrade(
 async fn serve(socket: WebSocket, role: Role, hub: HubHandle) {
     let client = hub.next_client();
     let (tx, mut rx) = mpsc::channel(QUEUE);
-    if hub.inbound.send(Inbound::Joined(client, role, tx)).is_err() {
+    let queued = Queued::default();
+    if hub.inbound.send(Inbound::Joined(client, role, tx, queued.clone())).is_err() {
         return;
     }
     let (mut sink, mut stream) = socket.split();
@@ -56,6 +58,7 @@ async fn serve(socket: WebSocket, role: Role, hub: HubHandle) {
                 }
             };
             for frame in frames {
+                queued.fetch_sub(frame.len(), Ordering::Relaxed);
                 match tokio::time::timeout(SEND_TIMEOUT, sink.send(Message::Text(frame))).await {
                     Ok(Ok(())) => {}
                     Ok(Err(_)) => return,

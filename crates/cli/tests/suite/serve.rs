@@ -267,3 +267,26 @@ async fn a_message_sent_mid_turn_joins_the_turns_next_request_and_is_answered_wi
     assert!(result < note && note < steered, "after the read's result, the note, then the message: {ledger}");
     assert_eq!(served.stop(), Some(0));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_that_is_slow_to_start_does_not_hold_up_other_requests() {
+    use super::serve_client::Rpc;
+    let env = support::env();
+    let mock = support::scripted(json!([{"text": "Hello."}])).await;
+    let mut served = serve(&env, &mock.url(), &[], &[]);
+    let mut client = Rpc::connect(served.port, &served.steer).await;
+    client.call("initialize", json!({"protocolVersion": 1, "clientCapabilities": {}})).await;
+    let workspace = env.workspace.display().to_string();
+    // An MCP server that never answers: the session's start waits for it (until it exits).
+    let slow = json!([{"name": "slow", "command": "/bin/sleep", "args": ["3"], "env": []}]);
+    client
+        .send(json!({"jsonrpc": "2.0", "id": 201, "method": "session/new",
+                     "params": {"cwd": workspace, "mcpServers": slow}}))
+        .await;
+    client.send(json!({"jsonrpc": "2.0", "id": 202, "method": "_lathe/sessions", "params": {}})).await;
+    let first = client.until(|m| m["id"] == 201 || m["id"] == 202).await;
+    assert_eq!(first["id"], 202, "the listing is answered while the session starts: {first}");
+    let second = client.until(|m| m["id"] == 201).await;
+    assert!(second["result"]["sessionId"].is_string() || second["error"].is_object(), "{second}");
+    assert_eq!(served.stop(), Some(0));
+}
