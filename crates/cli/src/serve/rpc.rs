@@ -16,6 +16,9 @@
 //! - A watch token's client may only `initialize`, list and load open sessions; anything else is
 //!   refused with [`FORBIDDEN`]. A client's answer counts only for a prompt it was sent.
 //! - A denial may carry feedback for the model in `result._meta.lathe.feedback`.
+//! - What a remote client does is saved in the ledger with its id: a note before each message it
+//!   types, and one for each permission answer, mode change and cancel (saved once the running
+//!   turn ends).
 
 use agent_client_protocol::v1::schema as acp;
 use lathe_core::host::SessionChoice;
@@ -79,6 +82,10 @@ impl Hub {
                         room.live.cancelled = true;
                     }
                     let _ = room.live.ops.send(AgentOp::Cancel);
+                    let _ = room
+                        .live
+                        .ops
+                        .send(AgentOp::Note { text: format!("serve client c{client} cancelled the turn") });
                 }
             }
             (Some(method), None) => tracing::info!(client, method, "serve: notification ignored"),
@@ -155,6 +162,8 @@ impl Hub {
                 let room = self.room(&request.session_id.0)?;
                 let mode = request.mode_id.0.parse::<PermissionMode>().map_err(|e| invalid(e.to_string()))?;
                 let _ = room.live.ops.send(AgentOp::SetMode { mode });
+                let text = format!("serve client c{client} set the permission mode to {}", mode.as_str());
+                let _ = room.live.ops.send(AgentOp::Note { text });
                 Ok(Some(to_value(&acp::SetSessionModeResponse::new())?))
             }
             other => Err(Refusal(-32601, format!("method not found: {other}"))),
@@ -243,6 +252,13 @@ impl Hub {
             }
             let _ = room.live.ops.send(op);
         }
+        // Saved when the turn ends (a note waits for it), with the client that answered.
+        let text = format!(
+            "serve client c{client} answered the permission prompt {}: {}",
+            ask.id,
+            chosen.unwrap_or("no choice")
+        );
+        let _ = room.live.ops.send(AgentOp::Note { text });
         let session = room.live.id.clone();
         let others: Vec<ClientId> = ask.sent_to.iter().copied().filter(|other| *other != client).collect();
         let closed = json!({"jsonrpc": "2.0", "method": "_lathe/ask_closed", "params": {"sessionId": session, "id": ask.id}});

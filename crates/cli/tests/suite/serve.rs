@@ -84,6 +84,19 @@ fn shots_dir(test: &str) -> PathBuf {
     dir
 }
 
+/// Every session file under the test's Lathe home, one after another.
+fn ledgers(env: &Env) -> String {
+    let mut text = String::new();
+    for folder in std::fs::read_dir(env.home.join("sessions")).expect("sessions").flatten() {
+        for file in std::fs::read_dir(folder.path()).expect("folder").flatten() {
+            if file.path().extension().is_some_and(|x| x == "jsonl") {
+                text.push_str(&std::fs::read_to_string(file.path()).expect("ledger"));
+            }
+        }
+    }
+    text
+}
+
 /// The text of the last user message of a request (Anthropic shape).
 pub fn last_user_text(body: &Value) -> String {
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
@@ -140,6 +153,9 @@ async fn the_web_ui_streams_asks_steers_reloads_and_replays_what_a_closed_tab_mi
     );
     assert!(out["diffAfter"].as_str().unwrap_or_default().contains("+ hello from the web"), "{out}");
     assert_eq!(out["toolStatus"], "completed");
+    // The answer is in the ledger with the client that gave it.
+    let ledger = ledgers(&env);
+    assert!(ledger.contains("answered the permission prompt ask-1: allow_once"), "{ledger}");
     // Streamed Markdown and the status line.
     assert_eq!(out["strong"], "notes");
     let first = out["first"].as_str().expect("transcript");
@@ -256,11 +272,7 @@ async fn a_message_sent_mid_turn_joins_the_turns_next_request_and_is_answered_wi
     assert!(!last_user_text(&requests[0].body).contains("keep it short"));
     assert!(last_user_text(&requests[1].body).ends_with("keep it short"), "{}", requests[1].body);
     // The ledger says which client typed it, just before it.
-    let sessions = env.home.join("sessions");
-    let folder = std::fs::read_dir(&sessions).expect("sessions").flatten().next().expect("a session folder");
-    let file = std::fs::read_dir(folder.path()).expect("folder").flatten().map(|e| e.path());
-    let file = { file }.find(|p| p.extension().is_some_and(|x| x == "jsonl")).expect("ledger file");
-    let ledger = std::fs::read_to_string(file).expect("ledger");
+    let ledger = ledgers(&env);
     let note = ledger.rfind("the next user message is from serve client c1").expect("note");
     let steered = ledger.rfind("keep it short").expect("message");
     let result = ledger.find("\"tool_result\"").expect("the read's result");

@@ -40,12 +40,12 @@ impl Rpc {
         self.ws.send(Message::text(message.to_string())).await.expect("send");
     }
 
-    /// The next message (within 20 s).
+    /// The next message (within 60 s: a loaded machine may starve the server for a while).
     pub async fn next(&mut self) -> Value {
         loop {
-            let message = tokio::time::timeout(Duration::from_secs(20), self.ws.next())
+            let message = tokio::time::timeout(Duration::from_secs(60), self.ws.next())
                 .await
-                .expect("a message within 20 s")
+                .expect("a message within 60 s")
                 .expect("open")
                 .expect("message");
             if let Message::Text(text) = message {
