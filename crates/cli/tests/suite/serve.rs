@@ -86,15 +86,8 @@ fn shots_dir(test: &str) -> PathBuf {
 
 /// Every session file under the test's Lathe home, one after another.
 fn ledgers(env: &Env) -> String {
-    let mut text = String::new();
-    for folder in std::fs::read_dir(env.home.join("sessions")).expect("sessions").flatten() {
-        for file in std::fs::read_dir(folder.path()).expect("folder").flatten() {
-            if file.path().extension().is_some_and(|x| x == "jsonl") {
-                text.push_str(&std::fs::read_to_string(file.path()).expect("ledger"));
-            }
-        }
-    }
-    text
+    let files = support::session_files(&env.home).into_iter();
+    files.map(|path| std::fs::read_to_string(path).expect("ledger")).collect()
 }
 
 /// The text of the last user message of a request (Anthropic shape).

@@ -17,20 +17,8 @@ type Case<'a> = (&'a str, &'a str, Vec<(&'a str, &'a str)>, u16);
 
 /// The session files under the test's home, with their bytes.
 fn ledger(home: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut files = Vec::new();
-    let mut dirs = vec![home.to_path_buf()];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|ext| ext == "jsonl") {
-                files.push((path.display().to_string(), std::fs::read(&path).unwrap_or_default()));
-            }
-        }
-    }
-    files.sort();
-    files
+    let files = support::session_files(home).into_iter();
+    files.map(|path| (path.display().to_string(), std::fs::read(&path).unwrap_or_default())).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -161,3 +161,21 @@ pub fn process_gone(pid: &str) -> bool {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     stat.is_empty() || stat.split_whitespace().nth(2) == Some("Z")
 }
+
+/// The session files (`*.jsonl`) under `home`'s `sessions` folder, at any depth, sorted.
+pub fn session_files(home: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut dirs = vec![home.join("sessions")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|ext| ext == "jsonl") {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}

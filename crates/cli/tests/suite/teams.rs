@@ -3,14 +3,16 @@
 //! `model`), so the mock serves each its own turns whatever order their requests arrive in, and
 //! the log tells them apart. The team lives under the test's `LATHE_HOME/teams/crew`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
 use lathe_mock::{LoggedRequest, MockServer, Mode, Script};
 use serde_json::{Value, json};
 
-use super::support::{Env, env, lathe, offered_tools, output, process_gone, stderr, tool_result_text};
+use super::support::{
+    Env, env, lathe, offered_tools, output, process_gone, session_files, stderr, tool_result_text,
+};
 
 async fn mock(lead: Value, alpha: Value, beta: Value) -> MockServer {
     let script = json!({"turns": lead, "model_turns": {"alpha-model": alpha, "beta-model": beta}});
@@ -121,22 +123,6 @@ async fn until(what: &str, mut ready: impl FnMut() -> bool) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     panic!("timed out waiting for {what}");
-}
-
-fn session_files(home: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut dirs = vec![home.join("sessions")];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|ext| ext == "jsonl") {
-                found.push(path);
-            }
-        }
-    }
-    found
 }
 
 #[tokio::test]
