@@ -7,7 +7,8 @@
 //! `ERROR` node or inserting a zero-width `MISSING` node; the first such node in document order is
 //! the error reported. It does not check indentation the way CPython does: an unexpected indent or
 //! a body left unindented parses, so those are not found. Files larger than [`MAX_CHECKED_BYTES`]
-//! are not checked.
+//! are not checked. [`first_unreachable`] finds a statement after a block's `return` (a function
+//! added inside the one above it, a new `return` put above the old one).
 
 use std::path::Path;
 
@@ -134,6 +135,71 @@ pub fn broken_by_edit(
     Some((language, SyntaxError { line, column, byte: edited_at, what }))
 }
 
+/// The first statement of `text` that can never run: it follows a `return`, `raise`, `break` or
+/// `continue` in the same block (comments aside). `what` names the statement and, when the block
+/// is a function's body, the function (`def product_of(a, b):` after the `return` of `label`).
+pub fn first_unreachable(language: Language, text: &str) -> Option<SyntaxError> {
+    if text.len() > MAX_CHECKED_BYTES {
+        return None;
+    }
+    let mut parser = tree_sitter::Parser::new();
+    parser.set_language(&language.grammar()).ok()?;
+    let tree = parser.parse(text, None)?;
+    let mut cursor = tree.walk();
+    let mut found: Option<tree_sitter::Node> = None;
+    // Depth-first, in document order: the first block with a statement after a jump.
+    'walk: loop {
+        let node = cursor.node();
+        if node.kind() == "block" {
+            let mut children = node.walk();
+            let mut jumped = false;
+            for child in node.named_children(&mut children).filter(|child| child.kind() != "comment") {
+                if jumped {
+                    found = Some(child);
+                    break 'walk;
+                }
+                jumped = matches!(
+                    child.kind(),
+                    "return_statement" | "raise_statement" | "break_statement" | "continue_statement"
+                );
+            }
+        }
+        if cursor.goto_first_child() || cursor.goto_next_sibling() {
+            continue;
+        }
+        loop {
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+        }
+    }
+    let node = found?;
+    let start = node.start_position();
+    let shown: String = text.lines().nth(start.row).unwrap_or("").trim().chars().take(40).collect();
+    let owner = node
+        .parent()
+        .and_then(|block| block.parent())
+        .filter(|owner| owner.kind() == "function_definition")
+        .and_then(|function| function.child_by_field_name("name"))
+        .and_then(|name| text.get(name.start_byte()..name.end_byte()));
+    let what = match owner {
+        Some(function) => format!("`{shown}` comes after the end of {function}'s body and never runs"),
+        None => format!("`{shown}` comes after a return, raise, break or continue and never runs"),
+    };
+    Some(SyntaxError { line: start.row + 1, column: start.column + 1, byte: node.start_byte(), what })
+}
+
+/// The unreachable statement an edit introduced ([`first_unreachable`]): `path` is in a checked
+/// language and `before` had none.
+pub fn unreachable_by_edit(path: &Path, before: &str, after: &str) -> Option<(Language, SyntaxError)> {
+    let language = Language::of(path)?;
+    let found = first_unreachable(language, after)?;
+    first_unreachable(language, before).is_none().then_some((language, found))
+}
+
 #[cfg(test)]
 #[allow(clippy::expect_used)]
 mod tests {
@@ -195,5 +261,27 @@ mod tests {
     fn oversized_texts_are_not_parsed() {
         let text = "(".repeat(MAX_CHECKED_BYTES + 1);
         assert_eq!(first_error(Language::Python, &text), None);
+    }
+
+    #[test]
+    fn a_function_added_inside_the_one_above_it_is_unreachable() {
+        let before = "def label(code):\n    return str(code)\n\n\ndef limit():\n    return 80\n";
+        // The 1.5B model's "added" function: indented under the previous one's return.
+        let after = before.replace(
+            "return str(code)\n",
+            "return str(code)\n\n    def product_of(a, b):\n        return a * b\n",
+        );
+        let (_, found) = unreachable_by_edit(Path::new("u.py"), before, &after).expect("unreachable");
+        assert_eq!(found.line, 4, "{found}");
+        assert_eq!(found.what, "`def product_of(a, b):` comes after the end of label's body and never runs");
+        // A new return above the old one leaves the old one dead, too.
+        let after = before.replace("    return 80", "    return 81\n    # old\n    return 80");
+        let (_, found) = unreachable_by_edit(Path::new("u.py"), before, &after).expect("unreachable");
+        assert_eq!(found.line, 8, "{found}");
+        // Code after a loop's `break` inside an `if` is fine; so is a file that had dead code already.
+        let fine = "for x in y:\n    if x:\n        break\n    print(x)\n";
+        assert_eq!(first_unreachable(Language::Python, fine), None);
+        assert!(unreachable_by_edit(Path::new("u.py"), &after, &after).is_none());
+        assert!(unreachable_by_edit(Path::new("u.txt"), before, &after).is_none());
     }
 }

@@ -25,6 +25,7 @@ mod memory;
 mod rewind;
 mod rules;
 mod settings;
+mod stated;
 mod steering;
 mod switch;
 mod team;

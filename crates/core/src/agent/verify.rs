@@ -2,7 +2,8 @@
 //! run that changed files may end only after a check ran since the last change and passed.
 //!
 //! The check is the command the user's prompt names (`python3 app.py`, `pytest`, in backticks or
-//! not), else one Lathe derives from the changed files: `python3 FILE` for a Python file with a
+//! not), else one Lathe derives from what the prompt states (a call and its expected result, a
+//! function to add, a rename: [`super::stated`]), else one it derives from the changed files: `python3 FILE` for a Python file with a
 //! `__main__` block, `python3 -m py_compile FILE` for another. A `shell` command after the last
 //! change counts when it runs that command (or, with a derived check, names a changed file or runs
 //! tests). When the model answers without one, or after one that failed, the answer is not taken:
@@ -106,6 +107,13 @@ pub(crate) fn asks_for_a_change(prompt: &str) -> bool {
             .any(|word| CHANGE_WORDS.iter().any(|verb| verb.eq_ignore_ascii_case(word)))
 }
 
+/// The check a run must pass after changing files, when there is one before any file changed: the
+/// command the prompt names, else the check Lathe derives from what it states
+/// ([`super::stated::stated_check`]).
+pub(crate) fn required_check(prompt: &str, workspace: &Path) -> Option<String> {
+    named_command(prompt).or_else(|| super::stated::stated_check(prompt, workspace))
+}
+
 /// The check Lathe derives for `files` in `workspace` when the prompt names none.
 pub(crate) fn derived_check(files: &[String], workspace: &Path) -> Option<String> {
     let python = files.iter().find(|file| file.ends_with(".py"))?;
@@ -151,7 +159,10 @@ pub(crate) fn state(items: &[LedgerItem], named: Option<&str>) -> State {
                     .and_then(|command| command.as_str())
                     .unwrap_or_default();
                 let counts = match named {
-                    Some(named) => command.contains(named),
+                    Some(named) => {
+                        command.contains(named)
+                            || super::stated::code_of(named).is_some_and(|code| command.contains(code))
+                    }
                     None => {
                         lathe_protocol::report::is_test_command(command)
                             || files.iter().any(|file| {
@@ -208,7 +219,7 @@ impl Agent {
                 .to_string();
             return self.nudge_or_stop(nudges, message, detail);
         }
-        let named = named_command(&prompt);
+        let named = required_check(&prompt, &self.ctx.workspace);
         let state = state(&items[start..], named.as_deref());
         let unchanged = state == State::Unchanged && asks_for_a_change(&prompt);
         // After a check that passed, that check is the evidence for "fixed": only a file the answer
@@ -262,7 +273,7 @@ impl Agent {
         }
         let items = self.transcript.items();
         let (start, prompt) = run_prompt(items);
-        let state = state(&items[start..], named_command(&prompt).as_deref());
+        let state = state(&items[start..], required_check(&prompt, &self.ctx.workspace).as_deref());
         match state {
             State::Passed => None,
             State::Unchanged if !asks_for_a_change(&prompt) => None,

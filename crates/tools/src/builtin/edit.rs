@@ -99,14 +99,25 @@ impl Tool for EditFile {
         // Where the replacement starts: the text before it is unchanged.
         let edited_at = decoded.text.find(&plan.old).unwrap_or(0);
         let (checked, before, after) = (path.clone(), decoded.text.clone(), new_text.clone());
-        let broken =
-            blocking(ctx, move || crate::syntax::broken_by_edit(&checked, &before, &after, edited_at))
-                .await?;
+        let (broken, unreachable) = blocking(ctx, move || {
+            let broken = crate::syntax::broken_by_edit(&checked, &before, &after, edited_at);
+            let unreachable =
+                broken.is_none().then(|| crate::syntax::unreachable_by_edit(&checked, &before, &after));
+            (broken, unreachable.flatten())
+        })
+        .await?;
         if let (Some((language, error)), true) = (&broken, self.strict) {
             return Err(ToolError::Failed(format!(
                 "edit_file: {shown} was left unchanged: after this edit it would not parse as {} ({error}). \
                  new_string must be whole lines with the file's indentation.",
                 language.name()
+            )));
+        }
+        if let (Some((_, found)), true) = (&unreachable, self.strict) {
+            return Err(ToolError::Failed(format!(
+                "edit_file: {shown} was left unchanged: after this edit, line {}: {}. A new top-level \
+                 function starts at column 0 (no indentation); a changed line replaces the old one.",
+                found.line, found.what
             )));
         }
         let new_bytes = encode(&new_text, decoded.encoding)
@@ -140,6 +151,9 @@ impl Tool for EditFile {
                 "\nWarning: {shown} no longer parses as {} ({error}); it did before this edit.",
                 language.name()
             ));
+        }
+        if let Some((_, found)) = unreachable {
+            text.push_str(&format!("\nWarning: {shown} line {}: {}.", found.line, found.what));
         }
         let leftovers = super::edit_hint::leftover_names(&plan.old, &plan.new, &new_text);
         if let Some(note) = super::edit_hint::leftover_note(&leftovers, &new_text) {

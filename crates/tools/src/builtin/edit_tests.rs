@@ -366,3 +366,30 @@ async fn the_end_of_file_hint_is_only_given_when_the_last_line_occurs_once_as_te
     assert!(err.contains("without the copy of the lines that follow it, new_string is old_string"), "{err}");
     assert_eq!(ws.bytes("m.py"), original.as_bytes());
 }
+
+#[tokio::test]
+async fn a_function_added_inside_the_one_above_it_is_refused_by_the_strict_edit_file_and_warned_of_otherwise()
+{
+    let utils = "def label(code):\n    return str(code)\n\n\ndef limit():\n    return 80\n";
+    let nested = json!({"path": "u.py", "old_string": "    return str(code)", "new_string": "    return str(code)\n\n    def product_of(a, b):\n        return a * b"});
+    let strict = Workspace::new().with_tool(std::sync::Arc::new(super::EditFile::strict()));
+    strict.put("u.py", utils);
+    read(&strict, "u.py").await;
+    let err = strict.fails("edit_file", nested.clone()).await;
+    assert!(
+        err.contains("u.py was left unchanged: after this edit, line 4: `def product_of(a, b):` comes after the end of label's body and never runs"),
+        "{err}"
+    );
+    assert_eq!(strict.bytes("u.py"), utils.as_bytes());
+    // At column 0 it is a function of its own.
+    edit(&strict, "u.py", "    return 80", "    return 80\n\n\ndef product_of(a, b):\n    return a * b")
+        .await;
+    let ws = Workspace::new();
+    ws.put("u.py", utils);
+    read(&ws, "u.py").await;
+    let out = ws.ok("edit_file", nested).await;
+    assert!(
+        out.contains("Warning: u.py line 4: `def product_of(a, b):` comes after the end of label's body"),
+        "{out}"
+    );
+}

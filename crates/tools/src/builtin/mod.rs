@@ -14,6 +14,7 @@ pub mod grep;
 pub mod jobs;
 pub mod list_dir;
 pub mod preview;
+pub mod python_hint;
 pub mod read;
 pub mod shell;
 pub mod shell_env;

@@ -282,7 +282,9 @@ fn render(job: &Job, read: Read, filter: Option<&str>, budget: usize, ctx: &Tool
 }
 
 /// `shell` without `run_in_background`: for a tool set that leaves out `shell_output` and
-/// `shell_kill` (the local model's), so that no job is started that the model cannot follow.
+/// `shell_kill` (the local model's), so that no job is started that the model cannot follow. A
+/// failed command's `NameError` of an unimported standard-library module gets a hint with the edit
+/// that adds the import ([`super::python_hint`]).
 #[derive(Debug, Clone, Copy)]
 pub struct ForegroundShell(pub Shell);
 
@@ -342,7 +344,13 @@ impl Tool for ForegroundShell {
     }
 
     async fn run(&self, args: ForegroundShellArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        self.0.run(args.into_shell(), ctx).await
+        let mut output = self.0.run(args.into_shell(), ctx).await?;
+        if output.exit_code != Some(0)
+            && let Some(hint) = super::python_hint::name_error_hint(&output.text_content(), &ctx.workspace)
+        {
+            output.content.push(lathe_protocol::Content::Text { text: hint });
+        }
+        Ok(output)
     }
 }
 

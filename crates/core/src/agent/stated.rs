@@ -1,0 +1,196 @@
+//! The check Lathe derives from what a prompt states about Python code, for verify-before-claiming
+//! when the prompt names no command to run: a stated call and its expected result
+//! (`sum_x(6) returns 75 but should return 105`, `f(4, 9) should include 9`), a function or class
+//! to add (`Add a function product_of(a, b) to utils.py`), a rename (`Rename the function calc_x
+//! to get_x in lib.py, and update main.py`).
+//!
+//! The check is one `python3 -B -c '…'` line the model runs itself: it imports the module the prompt
+//! names that defines the name and asserts what the prompt says, with a message that shows what
+//! the code did instead. A compile check of a changed file cannot tell a fixed function from one
+//! still wrong, or an added function from a changed constant; this one can. Only literal
+//! arguments and values are used (numbers, strings, lists, `True`/`False`/`None`); a statement
+//! Lathe cannot turn into an assertion is left out, and with none left there is no stated check.
+
+use std::path::Path;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// `NAME(ARGS) … should return|include|be|equal VALUE` within one sentence.
+static EXPECTED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r#"\b(?P<name>[A-Za-z_]\w*)\((?P<args>[^()]*)\)(?:[^.;:?!]|\.\w)*?\bshould (?:also )?(?P<verb>return|include|contain|be|equal|give)\s+(?P<value>-?\d+(?:\.\d+)?|'[^']*'|"[^"]*"|\[[^\]]*\]|True|False|None)"#,
+    )
+    .expect("a valid pattern")
+});
+
+/// `add a (new) function|class NAME(PARAMS)?`.
+static ADDED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\badd (?:a |an |the )?(?:new )?(?P<kind>function|class) `?(?P<name>[A-Za-z_]\w*)`?(?:\((?P<params>[\w\s,=*]*)\))?")
+        .expect("a valid pattern")
+});
+
+/// `rename (the function|class|…) OLD to NEW`.
+static RENAMED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\brename (?:the )?(?:function |class |method |variable |constant )?`?(?P<old>[A-Za-z_]\w*)`?(?:\(\))? to `?(?P<new>[A-Za-z_]\w*)`?",
+    )
+    .expect("a valid pattern")
+});
+
+/// The Python files a prompt names (`lib.py`, `src/app.py`), in order.
+static PY_FILE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[\w./-]*\w\.py\b").expect("a valid pattern"));
+
+/// A literal Lathe puts in a check: numbers, strings, lists and tuples of them, `True`, `False`,
+/// `None`, separated by commas.
+static LITERALS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"^(?:\s|,|\[|\]|\(|\)|-?\d+(?:\.\d+)?|'[^'\\]*'|"[^"\\]*"|True|False|None)*$"#)
+        .expect("a valid pattern")
+});
+
+/// The stated check of `prompt` in `workspace`: `python3 -B -c '<assertions>'` (`-B`: no
+/// `__pycache__` left in the workspace), or `None` when the
+/// prompt states nothing Lathe can assert. Files are read from `workspace` (the module of a stated
+/// name is the first Python file the prompt names that defines it; for an added name, the first
+/// one it names).
+pub(crate) fn stated_check(prompt: &str, workspace: &Path) -> Option<String> {
+    let files: Vec<String> = PY_FILE.find_iter(prompt).map(|m| m.as_str().to_string()).collect();
+    if files.is_empty() {
+        return None;
+    }
+    let read = |file: &str| std::fs::read_to_string(workspace.join(file)).unwrap_or_default();
+    let defining = |name: &str| {
+        files.iter().find(|file| {
+            let text = read(file);
+            text.contains(&format!("def {name}(")) || text.contains(&format!("class {name}"))
+        })
+    };
+    let mut code = Code::default();
+    for found in EXPECTED.captures_iter(prompt) {
+        let (name, args, value) = (&found["name"], &found["args"], &found["value"]);
+        if !LITERALS.is_match(args) || !LITERALS.is_match(value) {
+            continue;
+        }
+        let Some(file) = defining(name) else { continue };
+        let module = code.import(file);
+        let (args, value) = (python_quotes(args), python_quotes(value));
+        let call = format!("{name}({args})");
+        let test = match &found["verb"] {
+            "include" | "contain" => format!("{value} in r"),
+            _ => format!("r == {value}"),
+        };
+        code.push(format!(
+            "r = {module}.{call}; assert {test}, \"{} returned %r, expected {}{}\" % (r,)",
+            escape(&call),
+            if test.ends_with(" in r") { "it to include " } else { "" },
+            escape(&value)
+        ));
+    }
+    for found in ADDED.captures_iter(prompt) {
+        let name = &found["name"];
+        let Some(file) = defining(name).or(files.first()) else { continue };
+        let module = code.import(file);
+        code.push(format!("assert hasattr({module}, \"{name}\"), \"{file} defines no {name}\""));
+        let params = found.name("params").map(|p| p.as_str().trim()).unwrap_or_default();
+        if found["kind"].eq_ignore_ascii_case("function")
+            && !params.is_empty()
+            && !params.contains(['=', '*'])
+        {
+            let count = params.split(',').filter(|p| !p.trim().is_empty()).count();
+            code.inspect = true;
+            code.push(format!(
+                "n = len(inspect.signature({module}.{name}).parameters); assert n == {count}, \
+                 \"{name} takes %d parameters, expected {count} ({})\" % n",
+                escape(params)
+            ));
+        }
+    }
+    for found in RENAMED.captures_iter(prompt) {
+        let (old, new) = (&found["old"], &found["new"]);
+        let Some(file) = defining(new).or_else(|| defining(old)) else { continue };
+        let module = code.import(file);
+        code.push(format!("assert hasattr({module}, \"{new}\"), \"{file} defines no {new}\""));
+        code.push(format!("assert not hasattr({module}, \"{old}\"), \"{file} still defines {old}\""));
+        // The other files the prompt names use the renamed name: importing one that still
+        // imports the old name fails.
+        for other in files.iter().filter(|other| *other != file) {
+            code.import(other);
+        }
+    }
+    code.finish()
+}
+
+/// The assertions of a stated check, with the modules they import.
+#[derive(Default)]
+struct Code {
+    imports: Vec<(String, String)>,
+    statements: Vec<String>,
+    inspect: bool,
+}
+
+impl Code {
+    /// The alias of `file`'s module (`m1`, `m2`, …), imported once.
+    fn import(&mut self, file: &str) -> String {
+        if let Some((_, alias)) = self.imports.iter().find(|(imported, _)| imported == file) {
+            return alias.clone();
+        }
+        let alias = format!("m{}", self.imports.len() + 1);
+        self.imports.push((file.to_string(), alias.clone()));
+        alias
+    }
+
+    fn push(&mut self, statement: String) {
+        self.statements.push(statement);
+    }
+
+    /// `python3 -B -c '…'`, or `None` without an assertion.
+    fn finish(self) -> Option<String> {
+        if self.statements.is_empty() {
+            return None;
+        }
+        let mut lines = Vec::new();
+        if self.inspect {
+            lines.push("import inspect".to_string());
+        }
+        for (file, alias) in &self.imports {
+            let path = Path::new(file);
+            let module = path.file_stem().and_then(|stem| stem.to_str())?;
+            if !module.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return None;
+            }
+            // `python3 -c` imports from the workspace; a file in a folder is imported from there.
+            match path.parent().and_then(|dir| dir.to_str()).filter(|dir| !dir.is_empty()) {
+                Some(dir) => lines
+                    .push(format!("import sys; sys.path.insert(0, \"{dir}\"); import {module} as {alias}")),
+                None => lines.push(format!("import {module} as {alias}")),
+            }
+        }
+        lines.extend(self.statements);
+        let code = lines.join("; ");
+        // Single-quoted for the shell: the code itself uses double quotes only.
+        (!code.contains('\'')).then(|| format!("python3 -B -c '{code}'"))
+    }
+}
+
+/// `text` with its single-quoted Python strings double-quoted (the check is single-quoted for
+/// the shell).
+fn python_quotes(text: &str) -> String {
+    static SINGLE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"'([^'\\\x22]*)'").expect("a valid pattern"));
+    SINGLE.replace_all(text, "\"$1\"").into_owned()
+}
+
+/// `text` inside a double-quoted Python string (`%` doubled for the `%` formatting).
+fn escape(text: &str) -> String {
+    text.replace('\\', "\\\\").replace('"', "\\\"").replace('%', "%%")
+}
+
+/// The Python code of a stated check (`python3 -B -c '<code>'`): what a shell command must contain to
+/// count as running it (with either quoting).
+pub(crate) fn code_of(check: &str) -> Option<&str> {
+    check.strip_prefix("python3 -B -c '")?.strip_suffix('\'')
+}
+
+#[cfg(test)]
+#[path = "stated_tests.rs"]
+mod tests;
