@@ -10,7 +10,8 @@ its answer). Tune on `--split dev`; report only `--split test`.
 
 Per model it reports:
   pass rate     a run passes when it exits 0, its check holds and no other file changed;
-  false claims  runs whose check fails but which exited 0 or whose answer says fixed/done/passes;
+  false claims  runs whose check fails but which exited 0 or whose answer says fixed/done/passes (after a
+                failed run, its first line: the rest quotes the failing check's output);
   median s      wall time per run; peak RSS of lathe;
   same in 3 dirs  tasks whose three runs made the same tool calls and gave the same answer;
   copied example  answers that contain a word of the local system prompt's worked example (must be 0:
@@ -80,6 +81,12 @@ def others_changed(workspace, task, before):
             and (not os.path.exists(os.path.join(workspace, name)) or digest(os.path.join(workspace, name)) != sha)]
 
 
+def said(code, answer):
+    """What a run says of itself: its answer; after a failed run only the first line, as the rest is the
+    failing check's output that Lathe quotes (a test runner's "2 passed, 1 failed" is no claim)."""
+    return answer if code == 0 else answer.split("\n", 1)[0]
+
+
 def run_once(size, task, workspace, timeout, home):
     before = setup(workspace, task)
     command = ["/usr/bin/time", "-f", "%M", LATHE, "-p", task["prompt"], "--provider", "local", "--model", size,
@@ -107,7 +114,7 @@ def run_once(size, task, workspace, timeout, home):
     changed = others_changed(workspace, task, before)
     calls = [[e.get("name"), e.get("arguments")] for e in events if e.get("type") == "tool_call"]
     return {"passed": code == 0 and held and not changed, "check_held": held, "exit": code,
-            "subtype": result.get("subtype"), "false_claim": not held and (code == 0 or bool(CLAIM.search(answer))),
+            "subtype": result.get("subtype"), "false_claim": not held and (code == 0 or bool(CLAIM.search(said(code, answer)))),
             "others_changed": changed, "seconds": round(seconds, 1), "rss_mb": round(rss[-1] / 1024, 1) if rss else 0,
             "calls": calls, "answer": answer[:400]}
 

@@ -128,7 +128,7 @@ async fn a_change_task_that_changed_nothing_ends_not_success_and_a_question_is_a
     ))
     .await;
     assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
-    assert!(stdout(&out).contains("nothing was done: the task asks for a change"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("no change made: the task asks for a change"), "{}", stdout(&out));
     assert!(request_texts(&server)[1].contains("[check] The task asks for a change, but no file changed"));
 
     let server = serve(json!({"turns": [{"text": "It prints Helo, world!"}]})).await;
@@ -185,4 +185,53 @@ async fn a_run_the_loop_guards_or_the_turn_limit_end_says_what_is_not_verified()
     let out = output(env.run_against(&server, "anthropic", prompt, &["--yolo", "--max-turns", "2"])).await;
     assert_ne!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).contains("the change is not verified: no check ran after it"), "{}", stdout(&out));
+}
+
+/// The check Lathe derives from the stated result in [`STATED_PROMPT`].
+const STATED_CHECK: &str = r#"python3 -B -c 'import series as m1; r = m1.sum_to(4); assert r == 10, "sum_to(4) returned %r, expected 10" % (r,)'"#;
+const STATED_PROMPT: &str =
+    "sum_to in series.py has an off-by-one bug: sum_to(4) returns 6 but should return 10. Fix it.";
+
+/// Reads series.py and replaces its loop's range with `range` (one response each).
+fn fix_series(range: &str) -> [Value; 2] {
+    [
+        json!({"tool_calls": [{"id": "r1", "name": "read_file", "arguments": {"path": "series.py"}}]}),
+        json!({"tool_calls": [{"id": "e1", "name": "edit_file",
+               "arguments": {"path": "series.py", "old_string": "range(1, n)", "new_string": range}}]}),
+    ]
+}
+
+#[tokio::test]
+async fn a_result_the_prompt_states_is_the_check_and_a_wrong_fix_ends_with_what_the_code_returned() {
+    let env = Env::new(CONFIG);
+    let series =
+        "def sum_to(n):\n    total = 0\n    for i in range(1, n):\n        total += i\n    return total\n";
+    env.put("series.py", series);
+    // A fix that compiles but still returns 6: compiling it is no check of the stated result.
+    let [read, change] = fix_series("range(0, n)");
+    let fixed = json!({"text": "Fixed the off-by-one in sum_to."});
+    let server = serve(json!({"turns": [
+        read, change, shell("s1", "python3 -m py_compile series.py"), fixed,
+        shell("s2", STATED_CHECK), fixed, fixed, fixed, {"text": "never asked"},
+    ]}))
+    .await;
+    let out = output(env.run_against(&server, "anthropic", STATED_PROMPT, &["--yolo"])).await;
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let said = stdout(&out);
+    assert!(!said.contains("Fixed"), "{said}");
+    assert!(said.contains("AssertionError: sum_to(4) returned 6, expected 10"), "{said}");
+    let requests = request_texts(&server);
+    assert_eq!(requests.len(), 8);
+    // (The request is JSON: the check's double quotes are escaped there.)
+    let asked = "have not run anything since. Run `python3 -B -c 'import series as m1; r = m1.sum_to(4); assert r == 10,";
+    assert!(requests[4].contains(asked), "{}", requests[4]);
+
+    // The right fix passes the same check, and its answer is taken.
+    env.put("series.py", series);
+    let [read, change] = fix_series("range(1, n + 1)");
+    let server = serve(json!({"turns": [read, change, shell("s1", STATED_CHECK), fixed]})).await;
+    let out = output(env.run_against(&server, "anthropic", STATED_PROMPT, &["--yolo"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "Fixed the off-by-one in sum_to.");
+    assert_eq!(request_texts(&server).len(), 4);
 }

@@ -309,7 +309,7 @@ fn detail(state: &State, claims: &[lathe_protocol::report::Claim]) -> String {
         ),
         State::NotRun { .. } => "the change is not verified: no check ran after it".to_string(),
         State::Unchanged if claims.is_empty() => {
-            "nothing was done: the task asks for a change and no file changed in this run".to_string()
+            "no change made: the task asks for a change and no file changed in this run".to_string()
         }
         State::Unchanged | State::Passed => format!(
             "the run does not back its answer: {}",
