@@ -7,8 +7,8 @@
 //! `ERROR` node or inserting a zero-width `MISSING` node; the first such node in document order is
 //! the error reported. It does not check indentation the way CPython does: an unexpected indent or
 //! a body left unindented parses, so those are not found. Files larger than [`MAX_CHECKED_BYTES`]
-//! are not checked. [`first_unreachable`] finds a statement after a block's `return` (a function
-//! added inside the one above it, a new `return` put above the old one).
+//! are not checked. [`first_unreachable`] finds a definition after a block's `return` (a function
+//! added inside the one above it).
 
 use std::path::Path;
 
@@ -135,8 +135,10 @@ pub fn broken_by_edit(
     Some((language, SyntaxError { line, column, byte: edited_at, what }))
 }
 
-/// The first statement of `text` that can never run: it follows a `return`, `raise`, `break` or
-/// `continue` in the same block (comments aside). `what` names the statement and, when the block
+/// The first function or class definition of `text` that can never run: it follows a `return`,
+/// `raise`, `break` or `continue` in the same block (comments aside): a function added inside the
+/// one above it. (Other dead code is left alone: a small model's fix that puts a new `return`
+/// above the old one works.) `what` names the statement and, when the block
 /// is a function's body, the function (`def product_of(a, b):` after the `return` of `label`).
 pub fn first_unreachable(language: Language, text: &str) -> Option<SyntaxError> {
     if text.len() > MAX_CHECKED_BYTES {
@@ -154,7 +156,12 @@ pub fn first_unreachable(language: Language, text: &str) -> Option<SyntaxError> 
             let mut children = node.walk();
             let mut jumped = false;
             for child in node.named_children(&mut children).filter(|child| child.kind() != "comment") {
-                if jumped {
+                if jumped
+                    && matches!(
+                        child.kind(),
+                        "function_definition" | "class_definition" | "decorated_definition"
+                    )
+                {
                     found = Some(child);
                     break 'walk;
                 }
@@ -186,8 +193,8 @@ pub fn first_unreachable(language: Language, text: &str) -> Option<SyntaxError> 
         .and_then(|function| function.child_by_field_name("name"))
         .and_then(|name| text.get(name.start_byte()..name.end_byte()));
     let what = match owner {
-        Some(function) => format!("`{shown}` comes after the end of {function}'s body and never runs"),
-        None => format!("`{shown}` comes after a return, raise, break or continue and never runs"),
+        Some(function) => format!("`{shown}` comes after the end of {function}'s body and is never defined"),
+        None => format!("`{shown}` comes after a return, raise, break or continue and is never defined"),
     };
     Some(SyntaxError { line: start.row + 1, column: start.column + 1, byte: node.start_byte(), what })
 }
@@ -273,9 +280,15 @@ mod tests {
         );
         let (_, found) = unreachable_by_edit(Path::new("u.py"), before, &after).expect("unreachable");
         assert_eq!(found.line, 4, "{found}");
-        assert_eq!(found.what, "`def product_of(a, b):` comes after the end of label's body and never runs");
-        // A new return above the old one leaves the old one dead, too.
+        assert_eq!(
+            found.what,
+            "`def product_of(a, b):` comes after the end of label's body and is never defined"
+        );
+        // A new return above the old one leaves only a statement dead: that is no definition.
         let after = before.replace("    return 80", "    return 81\n    # old\n    return 80");
+        assert!(unreachable_by_edit(Path::new("u.py"), before, &after).is_none());
+        let after =
+            before.replace("    return 80", "    return 81\n    # old\n    class Limit:\n        pass");
         let (_, found) = unreachable_by_edit(Path::new("u.py"), before, &after).expect("unreachable");
         assert_eq!(found.line, 8, "{found}");
         // Code after a loop's `break` inside an `if` is fine; so is a file that had dead code already.

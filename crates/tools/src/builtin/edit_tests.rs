@@ -377,7 +377,7 @@ async fn a_function_added_inside_the_one_above_it_is_refused_by_the_strict_edit_
     read(&strict, "u.py").await;
     let err = strict.fails("edit_file", nested.clone()).await;
     assert!(
-        err.contains("u.py was left unchanged: after this edit, line 4: `def product_of(a, b):` comes after the end of label's body and never runs"),
+        err.contains("u.py was left unchanged: after this edit, line 4: `def product_of(a, b):` comes after the end of label's body and is never defined"),
         "{err}"
     );
     assert_eq!(strict.bytes("u.py"), utils.as_bytes());
