@@ -22,6 +22,7 @@ mod controls;
 mod goal;
 mod hooks;
 mod memory;
+mod reproduce;
 mod rewind;
 mod rules;
 mod settings;
@@ -352,6 +353,7 @@ impl Agent {
         let cause = match refused.clone() {
             Some(refusal) => refusal,
             None => {
+                self.reproduce_first(cancel).await;
                 let cause = self.turn_loop(events, cancel).await;
                 self.unanswered_prompt_left_out(cause)
             }
