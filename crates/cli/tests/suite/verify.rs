@@ -235,3 +235,27 @@ async fn a_result_the_prompt_states_is_the_check_and_a_wrong_fix_ends_with_what_
     assert_eq!(stdout(&out).trim(), "Fixed the off-by-one in sum_to.");
     assert_eq!(request_texts(&server).len(), 4);
 }
+
+#[tokio::test]
+async fn the_command_a_change_task_names_runs_before_the_first_request_when_the_policy_allows_it() {
+    let env = Env::new(CONFIG);
+    workspace(&env);
+    let prompt = "Fix greet.py so that `python3 check.py` passes";
+    let ran = "[check] Before your first step, Lathe ran `python3 check.py`:\\ngreet.py printed Helo, world!\\nexit code: 1";
+    let gave_up = json!({"text": "I could not fix it."});
+    let server = serve(json!({"turns": [gave_up, gave_up, gave_up, gave_up]})).await;
+    let out = output(env.run_against(&server, "anthropic", prompt, &["--yolo"])).await;
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(request_texts(&server)[0].contains(ran), "{}", request_texts(&server)[0]);
+    // Headless default mode would ask before running it: it is not run, and not said to be.
+    let server = serve(json!({"turns": [gave_up, gave_up, gave_up, gave_up]})).await;
+    output(env.run_against(&server, "anthropic", prompt, &[])).await;
+    assert!(!request_texts(&server)[0].contains("Before your first step"), "{}", request_texts(&server)[0]);
+    // A question names a command too, but asks for no change: nothing runs first.
+    let server = serve(json!({"turns": [{"text": "It checks greet.py's output."}]})).await;
+    let out =
+        output(env.run_against(&server, "anthropic", "What does `python3 check.py` check?", &["--yolo"]))
+            .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!request_texts(&server)[0].contains("Before your first step"));
+}
