@@ -5,8 +5,10 @@
 //! to get_x in lib.py, and update main.py`).
 //!
 //! The check is one `python3 -B -c '…'` line the model runs itself: it imports the module the prompt
-//! names that defines the name and asserts what the prompt says, with a message that shows what
-//! the code did instead. A compile check of a changed file cannot tell a fixed function from one
+//! names that defines the name and asserts what the prompt says; a failure shows what the code
+//! returned (or Python's own error). The code holds no quotes where it can do without (a small
+//! model writes the command as a JSON string and drops escaped quotes): a name it needs as a
+//! string comes in as an argument (`sys.argv`). A compile check of a changed file cannot tell a fixed function from one
 //! still wrong, or an added function from a changed constant; this one can. Only literal
 //! arguments and values are used (numbers, strings, lists, `True`/`False`/`None`); a statement
 //! Lathe cannot turn into an assertion is left out, and with none left there is no stated check.
@@ -26,9 +28,29 @@ static EXPECTED: LazyLock<Regex> = LazyLock::new(|| {
 
 /// `add a (new) function|class NAME(PARAMS)?`.
 static ADDED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\badd (?:a |an |the )?(?:new )?(?P<kind>function|class) `?(?P<name>[A-Za-z_]\w*)`?(?:\((?P<params>[\w\s,=*]*)\))?")
+    Regex::new(r"(?i)\badd (?:a |an |the )?(?:new )?(?P<kind>function|class) (?:called |named )?`?(?P<name>[A-Za-z_]\w*)`?(?:\((?P<params>[\w\s,=*]*)\))?")
         .expect("a valid pattern")
 });
+
+/// Words that follow "add a function" where the prompt gives no name.
+const NOT_NAMES: [&str; 16] = [
+    "to",
+    "that",
+    "which",
+    "in",
+    "for",
+    "with",
+    "and",
+    "the",
+    "of",
+    "on",
+    "into",
+    "so",
+    "as",
+    "returning",
+    "here",
+    "there",
+];
 
 /// `rename (the function|class|…) OLD to NEW`.
 static RENAMED: LazyLock<Regex> = LazyLock::new(|| {
@@ -74,23 +96,23 @@ pub(crate) fn stated_check(prompt: &str, workspace: &Path) -> Option<String> {
         let Some(file) = defining(name) else { continue };
         let module = code.import(file);
         let (args, value) = (python_quotes(args), python_quotes(value));
-        let call = format!("{name}({args})");
         let test = match &found["verb"] {
             "include" | "contain" => format!("{value} in r"),
             _ => format!("r == {value}"),
         };
-        code.push(format!(
-            "r = {module}.{call}; assert {test}, \"{} returned %r, expected {}{}\" % (r,)",
-            escape(&call),
-            if test.ends_with(" in r") { "it to include " } else { "" },
-            escape(&value)
-        ));
+        // What the call returned is the assertion's message.
+        code.push(format!("r = {module}.{name}({args}); assert {test}, r"));
     }
     for found in ADDED.captures_iter(prompt) {
         let name = &found["name"];
+        // "Add a function to utils.py that …" names no function.
+        if NOT_NAMES.iter().any(|word| word.eq_ignore_ascii_case(name)) {
+            continue;
+        }
         let Some(file) = defining(name).or(files.first()) else { continue };
         let module = code.import(file);
-        code.push(format!("assert hasattr({module}, \"{name}\"), \"{file} defines no {name}\""));
+        // A missing name fails with Python's own "has no attribute" error.
+        code.push(format!("{module}.{name}"));
         let params = found.name("params").map(|p| p.as_str().trim()).unwrap_or_default();
         if found["kind"].eq_ignore_ascii_case("function")
             && !params.is_empty()
@@ -99,9 +121,7 @@ pub(crate) fn stated_check(prompt: &str, workspace: &Path) -> Option<String> {
             let count = params.split(',').filter(|p| !p.trim().is_empty()).count();
             code.inspect = true;
             code.push(format!(
-                "n = len(inspect.signature({module}.{name}).parameters); assert n == {count}, \
-                 \"{name} takes %d parameters, expected {count} ({})\" % n",
-                escape(params)
+                "s = inspect.signature({module}.{name}); assert len(s.parameters) == {count}, s"
             ));
         }
     }
@@ -109,8 +129,10 @@ pub(crate) fn stated_check(prompt: &str, workspace: &Path) -> Option<String> {
         let (old, new) = (&found["old"], &found["new"]);
         let Some(file) = defining(new).or_else(|| defining(old)) else { continue };
         let module = code.import(file);
-        code.push(format!("assert hasattr({module}, \"{new}\"), \"{file} defines no {new}\""));
-        code.push(format!("assert not hasattr({module}, \"{old}\"), \"{file} still defines {old}\""));
+        code.push(format!("{module}.{new}"));
+        // The old name comes in as an argument (the check has no quotes for the model to escape).
+        code.push(format!("assert not hasattr({module}, sys.argv[1]), sys.argv[1:]"));
+        code.args = format!(" {old} still defined in {file}");
         // The other files the prompt names use the renamed name: importing one that still
         // imports the old name fails.
         for other in files.iter().filter(|other| *other != file) {
@@ -120,12 +142,64 @@ pub(crate) fn stated_check(prompt: &str, workspace: &Path) -> Option<String> {
     code.finish()
 }
 
+/// What to tell the model when a stated check failed with `output` because a function or class
+/// the prompt says to add is missing ("has no attribute 'NAME'"): where and how to add it (after
+/// the file's last line, at column 0). `None` otherwise.
+pub(crate) fn adding_hint(prompt: &str, workspace: &Path, output: &str) -> Option<String> {
+    let files: Vec<&str> = PY_FILE.find_iter(prompt).map(|m| m.as_str()).collect();
+    let found = ADDED
+        .captures_iter(prompt)
+        .find(|found| output.contains(&format!("has no attribute '{}'", &found["name"])))?;
+    let file = files.first()?;
+    let text = std::fs::read_to_string(workspace.join(file)).ok()?;
+    let last = text.lines().rev().find(|line| !line.trim().is_empty())?;
+    let keyword = if found["kind"].eq_ignore_ascii_case("class") { "class" } else { "def" };
+    let params = found.name("params").map_or(String::new(), |p| format!("({})", p.as_str().trim()));
+    Some(format!(
+        "\n{name} is not in {file} yet. Add it after the file's last line: edit_file with old_string {last} \
+         and new_string that same line, two empty lines, then `{keyword} {name}{params}:` at column 0 and its \
+         body indented by 4 spaces.",
+        name = &found["name"],
+        last = serde_json::Value::String(last.to_string()),
+    ))
+}
+
+/// What to tell the model when the check of a rename the prompt asks for failed: each line of the
+/// Python files the prompt names that still uses the old name, with the `edit_file` call that
+/// changes it (at most [`HINTED_LINES`]). `None` when no line does.
+pub(crate) fn renaming_hint(prompt: &str, workspace: &Path) -> Option<String> {
+    let mut edits = Vec::new();
+    for found in RENAMED.captures_iter(prompt) {
+        let (old, new) = (&found["old"], &found["new"]);
+        let word = Regex::new(&format!(r"\b{}\b", regex::escape(old))).ok()?;
+        for file in PY_FILE.find_iter(prompt).map(|m| m.as_str()) {
+            let text = std::fs::read_to_string(workspace.join(file)).unwrap_or_default();
+            for line in text.lines().filter(|line| word.is_match(line)) {
+                let call = serde_json::json!({
+                    "path": file,
+                    "old_string": line,
+                    "new_string": word.replace_all(line, new),
+                });
+                edits.push(format!("edit_file {call}"));
+            }
+        }
+    }
+    edits.truncate(HINTED_LINES);
+    (!edits.is_empty())
+        .then(|| format!("\nThese lines still use the old name; change each:\n{}", edits.join("\n")))
+}
+
+/// Lines a rename hint lists at most.
+const HINTED_LINES: usize = 5;
+
 /// The assertions of a stated check, with the modules they import.
 #[derive(Default)]
 struct Code {
     imports: Vec<(String, String)>,
     statements: Vec<String>,
     inspect: bool,
+    /// Words after the code: `sys.argv[1:]`.
+    args: String,
 }
 
 impl Code {
@@ -149,26 +223,27 @@ impl Code {
             return None;
         }
         let mut lines = Vec::new();
+        if !self.args.is_empty() {
+            lines.push("import sys".to_string());
+        }
         if self.inspect {
             lines.push("import inspect".to_string());
         }
         for (file, alias) in &self.imports {
-            let path = Path::new(file);
-            let module = path.file_stem().and_then(|stem| stem.to_str())?;
-            if !module.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            // `python3 -c` imports from the workspace; `app/main.py` is `app.main`.
+            let module = file.strip_suffix(".py")?.replace('/', ".");
+            if !module
+                .split('.')
+                .all(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+            {
                 return None;
             }
-            // `python3 -c` imports from the workspace; a file in a folder is imported from there.
-            match path.parent().and_then(|dir| dir.to_str()).filter(|dir| !dir.is_empty()) {
-                Some(dir) => lines
-                    .push(format!("import sys; sys.path.insert(0, \"{dir}\"); import {module} as {alias}")),
-                None => lines.push(format!("import {module} as {alias}")),
-            }
+            lines.push(format!("import {module} as {alias}"));
         }
         lines.extend(self.statements);
         let code = lines.join("; ");
-        // Single-quoted for the shell: the code itself uses double quotes only.
-        (!code.contains('\'')).then(|| format!("python3 -B -c '{code}'"))
+        // Single-quoted for the shell: the code has no single quotes.
+        (!code.contains('\'')).then(|| format!("python3 -B -c '{code}'{}", self.args))
     }
 }
 
@@ -180,15 +255,10 @@ fn python_quotes(text: &str) -> String {
     SINGLE.replace_all(text, "\"$1\"").into_owned()
 }
 
-/// `text` inside a double-quoted Python string (`%` doubled for the `%` formatting).
-fn escape(text: &str) -> String {
-    text.replace('\\', "\\\\").replace('"', "\\\"").replace('%', "%%")
-}
-
 /// The Python code of a stated check (`python3 -B -c '<code>'`): what a shell command must contain to
 /// count as running it (with either quoting).
 pub(crate) fn code_of(check: &str) -> Option<&str> {
-    check.strip_prefix("python3 -B -c '")?.strip_suffix('\'')
+    check.strip_prefix("python3 -B -c '")?.split('\'').next()
 }
 
 #[cfg(test)]

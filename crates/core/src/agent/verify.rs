@@ -248,10 +248,13 @@ impl Agent {
                 )
             }
             (State::Failed { command, exit_code, output }, _) => format!(
-                "[check] `{command}` failed after your change ({}):\n{}\nFix the code, run it again, and answer \
-                 only once it passes.",
+                "[check] `{command}` failed after your change ({}):\n{}{}\nFix the code, run it again, and \
+                 answer only once it passes.",
                 exit_code.map_or("no exit status".to_string(), |code| format!("exit {code}")),
-                output.trim_end()
+                output.trim_end(),
+                super::stated::adding_hint(&prompt, &self.ctx.workspace, output)
+                    .or_else(|| super::stated::renaming_hint(&prompt, &self.ctx.workspace))
+                    .unwrap_or_default()
             ),
         };
         let detail = detail(&state, &claims);

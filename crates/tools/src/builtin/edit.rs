@@ -273,6 +273,25 @@ impl EditFile {
                  the new lines.{at_end}"
             )));
         }
+        if self.strict
+            && let Some(pairs) =
+                super::edit_hint::change_written_as_insertion(&decoded.text, &plan.old, &plan.new)
+        {
+            let edits: Vec<String> = pairs
+                .iter()
+                .map(|(from, to)| {
+                    format!(
+                        "edit_file {}",
+                        serde_json::json!({"path": args.path, "old_string": from, "new_string": to})
+                    )
+                })
+                .collect();
+            return Err(ToolError::Failed(format!(
+                "edit_file: {shown} was left unchanged: new_string adds changed copies of lines that stay right \
+                 there, so the old lines would still run. To change a line, replace it:\n{}",
+                edits.join("\n")
+            )));
+        }
         let new_text = if replace_all {
             decoded.text.replace(&plan.old, &plan.new)
         } else {

@@ -187,6 +187,46 @@ pub(crate) fn duplicated_insertion(text: &str, old: &str, new: &str) -> Option<S
     inserted.iter().all(|line| nearby.contains(line)).then(|| inserted.join("\n"))
 }
 
+/// How alike two lines must be (`similar`'s character ratio, 0–1) for one to be a changed copy of
+/// the other.
+const CHANGED_COPY_RATIO: f32 = 0.8;
+
+/// A change written as an insertion: `new` is `old` plus lines after it (or before it), every
+/// inserted non-blank line stands right there in `text` (as [`duplicated_insertion`] looks) either
+/// as it is or changed a little (same indentation, [`CHANGED_COPY_RATIO`]), and at least one is
+/// changed. The edit would leave the old lines in place under (or over) their new versions. The
+/// (line in `text`, its new version) pairs of the changed ones; `None` otherwise.
+pub(crate) fn change_written_as_insertion(text: &str, old: &str, new: &str) -> Option<Vec<(String, String)>> {
+    let at = text.find(old)?;
+    let (inserted, nearby): (&str, Vec<&str>) = if let Some(added) = new.strip_prefix(old) {
+        (added, text[at + old.len()..].lines().collect())
+    } else if let Some(added) = new.strip_suffix(old) {
+        (added, text[..at].lines().rev().collect())
+    } else {
+        return None;
+    };
+    let inserted = solid_lines(inserted);
+    let nearby: Vec<&str> = nearby
+        .into_iter()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty())
+        .take(inserted.len() + NEARBY_EXTRA_LINES)
+        .collect();
+    let indent = |line: &str| line.len() - line.trim_start().len();
+    let mut changed = Vec::new();
+    for line in &inserted {
+        if nearby.contains(line) {
+            continue;
+        }
+        let original = nearby
+            .iter()
+            .filter(|near| indent(near) == indent(line))
+            .find(|near| similar::TextDiff::from_chars(**near, *line).ratio() >= CHANGED_COPY_RATIO)?;
+        changed.push((original.to_string(), line.to_string()));
+    }
+    (!changed.is_empty()).then_some(changed)
+}
+
 /// The last non-blank line of `text` (without its line end), when no other line of `text` is
 /// the same: an `old_string` that adds code at the end of the file.
 pub(crate) fn unique_last_line(text: &str) -> Option<&str> {
@@ -326,5 +366,27 @@ mod tests {
         assert!(note.contains("line 6:") && !note.contains("line 7:"), "{note}");
         assert!(note.contains("… and 3 more lines"), "{note}");
         assert!(names("3x _a1 b").contains(&"_a1") && !names("3x").contains(&"x"));
+    }
+
+    #[test]
+    fn a_change_written_as_an_insertion_pairs_the_old_lines_with_their_new_versions() {
+        let text = "def sum_x(n):\n    \"\"\"Return 4*1 + ... + 4*n.\"\"\"\n    total = 0\n    for i in range(1, n):\n        total += 4 * i\n    return total\n";
+        // The 1.5B model's off-by-one "fix": the corrected loop put above the old one.
+        let new = "def sum_x(n):\n    total = 0\n    for i in range(1, n + 1):\n        total += 4 * i";
+        let pairs = change_written_as_insertion(text, "def sum_x(n):", new).unwrap();
+        assert_eq!(
+            pairs,
+            vec![("    for i in range(1, n):".to_string(), "    for i in range(1, n + 1):".to_string())]
+        );
+        // Exact copies only are no change; new code unlike the lines around it is an insertion.
+        assert_eq!(change_written_as_insertion(text, "def sum_x(n):", "def sum_x(n):\n    total = 0"), None);
+        assert_eq!(
+            change_written_as_insertion(
+                text,
+                "    return total",
+                "    return total\n\n\ndef product_of(a, b):\n    return a * b"
+            ),
+            None
+        );
     }
 }
