@@ -19,17 +19,17 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 /// `NAME(ARGS) … should return|include|be|equal VALUE` within one sentence.
-static EXPECTED: LazyLock<Regex> = LazyLock::new(|| {
+static EXPECTED: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(
         r#"\b(?P<name>[A-Za-z_]\w*)\((?P<args>[^()]*)\)(?:[^.;:?!]|\.\w)*?\bshould (?:also )?(?P<verb>return|include|contain|be|equal|give)\s+(?P<value>-?\d+(?:\.\d+)?|'[^']*'|"[^"]*"|\[[^\]]*\]|True|False|None)"#,
     )
-    .expect("a valid pattern")
+    .ok()
 });
 
 /// `add a (new) function|class NAME(PARAMS)?`.
-static ADDED: LazyLock<Regex> = LazyLock::new(|| {
+static ADDED: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(r"(?i)\badd (?:a |an |the )?(?:new )?(?P<kind>function|class) (?:called |named )?`?(?P<name>[A-Za-z_]\w*)`?(?:\((?P<params>[\w\s,=*]*)\))?")
-        .expect("a valid pattern")
+        .ok()
 });
 
 /// Words that follow "add a function" where the prompt gives no name.
@@ -53,22 +53,42 @@ const NOT_NAMES: [&str; 16] = [
 ];
 
 /// `rename (the function|class|…) OLD to NEW`.
-static RENAMED: LazyLock<Regex> = LazyLock::new(|| {
+static RENAMED: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(
         r"(?i)\brename (?:the )?(?:function |class |method |variable |constant )?`?(?P<old>[A-Za-z_]\w*)`?(?:\(\))? to `?(?P<new>[A-Za-z_]\w*)`?",
     )
-    .expect("a valid pattern")
+    .ok()
 });
 
 /// The Python files a prompt names (`lib.py`, `src/app.py`), in order.
-static PY_FILE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[\w./-]*\w\.py\b").expect("a valid pattern"));
+static PY_FILE: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"[\w./-]*\w\.py\b").ok());
 
 /// A literal Lathe puts in a check: numbers, strings, lists and tuples of them, `True`, `False`,
 /// `None`, separated by commas.
-static LITERALS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"^(?:\s|,|\[|\]|\(|\)|-?\d+(?:\.\d+)?|'[^'\\]*'|"[^"\\]*"|True|False|None)*$"#)
-        .expect("a valid pattern")
+static LITERALS: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(r#"^(?:\s|,|\[|\]|\(|\)|-?\d+(?:\.\d+)?|'[^'\\]*'|"[^"\\]*"|True|False|None)*$"#).ok()
 });
+
+/// The compiled patterns: `None` only if a pattern's source were invalid (the tests use each).
+fn expected() -> Option<&'static Regex> {
+    EXPECTED.as_ref()
+}
+
+fn added() -> Option<&'static Regex> {
+    ADDED.as_ref()
+}
+
+fn renamed() -> Option<&'static Regex> {
+    RENAMED.as_ref()
+}
+
+fn py_file() -> Option<&'static Regex> {
+    PY_FILE.as_ref()
+}
+
+fn literals() -> Option<&'static Regex> {
+    LITERALS.as_ref()
+}
 
 /// The stated check of `prompt` in `workspace`: `python3 -B -c '<assertions>'` (`-B`: no
 /// `__pycache__` left in the workspace), or `None` when the
@@ -76,7 +96,7 @@ static LITERALS: LazyLock<Regex> = LazyLock::new(|| {
 /// name is the first Python file the prompt names that defines it; for an added name, the first
 /// one it names).
 pub(crate) fn stated_check(prompt: &str, workspace: &Path) -> Option<String> {
-    let files: Vec<String> = PY_FILE.find_iter(prompt).map(|m| m.as_str().to_string()).collect();
+    let files: Vec<String> = py_file()?.find_iter(prompt).map(|m| m.as_str().to_string()).collect();
     if files.is_empty() {
         return None;
     }
@@ -88,9 +108,9 @@ pub(crate) fn stated_check(prompt: &str, workspace: &Path) -> Option<String> {
         })
     };
     let mut code = Code::default();
-    for found in EXPECTED.captures_iter(prompt) {
+    for found in expected()?.captures_iter(prompt) {
         let (name, args, value) = (&found["name"], &found["args"], &found["value"]);
-        if !LITERALS.is_match(args) || !LITERALS.is_match(value) {
+        if !literals()?.is_match(args) || !literals()?.is_match(value) {
             continue;
         }
         let Some(file) = defining(name) else { continue };
@@ -103,7 +123,7 @@ pub(crate) fn stated_check(prompt: &str, workspace: &Path) -> Option<String> {
         // What the call returned is the assertion's message.
         code.push(format!("r = {module}.{name}({args}); assert {test}, r"));
     }
-    for found in ADDED.captures_iter(prompt) {
+    for found in added()?.captures_iter(prompt) {
         let name = &found["name"];
         // "Add a function to utils.py that …" names no function.
         if NOT_NAMES.iter().any(|word| word.eq_ignore_ascii_case(name)) {
@@ -125,7 +145,7 @@ pub(crate) fn stated_check(prompt: &str, workspace: &Path) -> Option<String> {
             ));
         }
     }
-    for found in RENAMED.captures_iter(prompt) {
+    for found in renamed()?.captures_iter(prompt) {
         let (old, new) = (&found["old"], &found["new"]);
         let Some(file) = defining(new).or_else(|| defining(old)) else { continue };
         let module = code.import(file);
@@ -146,8 +166,8 @@ pub(crate) fn stated_check(prompt: &str, workspace: &Path) -> Option<String> {
 /// the prompt says to add is missing ("has no attribute 'NAME'"): where and how to add it (after
 /// the file's last line, at column 0). `None` otherwise.
 pub(crate) fn adding_hint(prompt: &str, workspace: &Path, output: &str) -> Option<String> {
-    let files: Vec<&str> = PY_FILE.find_iter(prompt).map(|m| m.as_str()).collect();
-    let found = ADDED
+    let files: Vec<&str> = py_file()?.find_iter(prompt).map(|m| m.as_str()).collect();
+    let found = added()?
         .captures_iter(prompt)
         .find(|found| output.contains(&format!("has no attribute '{}'", &found["name"])))?;
     let file = files.first()?;
@@ -169,10 +189,10 @@ pub(crate) fn adding_hint(prompt: &str, workspace: &Path, output: &str) -> Optio
 /// changes it (at most [`HINTED_LINES`]). `None` when no line does.
 pub(crate) fn renaming_hint(prompt: &str, workspace: &Path) -> Option<String> {
     let mut edits = Vec::new();
-    for found in RENAMED.captures_iter(prompt) {
+    for found in renamed()?.captures_iter(prompt) {
         let (old, new) = (&found["old"], &found["new"]);
         let word = Regex::new(&format!(r"\b{}\b", regex::escape(old))).ok()?;
-        for file in PY_FILE.find_iter(prompt).map(|m| m.as_str()) {
+        for file in py_file()?.find_iter(prompt).map(|m| m.as_str()) {
             let text = std::fs::read_to_string(workspace.join(file)).unwrap_or_default();
             for line in text.lines().filter(|line| word.is_match(line)) {
                 let call = serde_json::json!({
@@ -250,9 +270,11 @@ impl Code {
 /// `text` with its single-quoted Python strings double-quoted (the check is single-quoted for
 /// the shell).
 fn python_quotes(text: &str) -> String {
-    static SINGLE: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"'([^'\\\x22]*)'").expect("a valid pattern"));
-    SINGLE.replace_all(text, "\"$1\"").into_owned()
+    static SINGLE: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"'([^'\\\x22]*)'").ok());
+    match SINGLE.as_ref() {
+        Some(single) => single.replace_all(text, "\"$1\"").into_owned(),
+        None => text.to_string(),
+    }
 }
 
 /// The Python code of a stated check (`python3 -B -c '<code>'`): what a shell command must contain to
