@@ -6,7 +6,8 @@
 //! session's sandbox, within [`TIME_LIMIT_MS`], through the session's `shell` tool (the local
 //! model's adds its hint for a `NameError` of an unimported standard-library module).
 //! The output is an injected user message in the ledger: no call of the model's, so it counts as
-//! no check of a change.
+//! no check of a change. A prompt that asks to add a function or class gets, the same way, where
+//! and how to add it ([`super::stated::adding_hint`]).
 
 use lathe_policy::Verdict;
 use lathe_protocol::{LedgerItem, UserMessage};
@@ -32,7 +33,14 @@ impl Agent {
             Some(LedgerItem::User(message)) => message.text_content(),
             _ => return,
         };
-        let Some(command) = named_command(&prompt).filter(|_| asks_for_a_change(&prompt)) else { return };
+        if !asks_for_a_change(&prompt) {
+            return;
+        }
+        // A function or class to add: where it goes, before the model guesses.
+        if let Some(hint) = super::stated::adding_hint(&prompt, &self.ctx.workspace) {
+            self.append(LedgerItem::User(UserMessage::injected(format!("[hint]{hint}"))));
+        }
+        let Some(command) = named_command(&prompt) else { return };
         let Some(shell) = self.tools.get("shell") else { return };
         let args = serde_json::json!({ "command": command, "timeout_ms": TIME_LIMIT_MS });
         let Ok(access) = shell.access(&args, &self.ctx) else { return };

@@ -162,16 +162,19 @@ pub(crate) fn stated_check(prompt: &str, workspace: &Path) -> Option<String> {
     code.finish()
 }
 
-/// What to tell the model when a stated check failed with `output` because a function or class
-/// the prompt says to add is missing ("has no attribute 'NAME'"): where and how to add it (after
-/// the file's last line, at column 0). `None` otherwise.
-pub(crate) fn adding_hint(prompt: &str, workspace: &Path, output: &str) -> Option<String> {
+/// What to tell the model while a function or class the prompt says to add is not in the file the
+/// prompt names (no `def NAME(` or `class NAME` there yet): where and how to add it (after the
+/// file's last line, at column 0). `None` otherwise.
+pub(crate) fn adding_hint(prompt: &str, workspace: &Path) -> Option<String> {
     let files: Vec<&str> = py_file()?.find_iter(prompt).map(|m| m.as_str()).collect();
-    let found = added()?
-        .captures_iter(prompt)
-        .find(|found| output.contains(&format!("has no attribute '{}'", &found["name"])))?;
     let file = files.first()?;
     let text = std::fs::read_to_string(workspace.join(file)).ok()?;
+    let found = added()?.captures_iter(prompt).find(|found| {
+        let name = &found["name"];
+        !NOT_NAMES.iter().any(|word| word.eq_ignore_ascii_case(name))
+            && !text.contains(&format!("def {name}("))
+            && !text.contains(&format!("class {name}"))
+    })?;
     let last = text.lines().rev().find(|line| !line.trim().is_empty())?;
     let keyword = if found["kind"].eq_ignore_ascii_case("class") { "class" } else { "def" };
     let params = found.name("params").map_or(String::new(), |p| format!("({})", p.as_str().trim()));

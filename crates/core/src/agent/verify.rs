@@ -229,10 +229,11 @@ impl Agent {
             claims.retain(|claim| claim.reason.ends_with("was not changed in this run"));
         }
         let message = match (&state, claims.first()) {
-            (State::Unchanged, None) if unchanged => "[check] The task asks for a change, but no file changed in this \
-                 run. Make it with edit_file or write_file (read the file first), then check it; or answer that you \
-                 could not."
-                .to_string(),
+            (State::Unchanged, None) if unchanged => format!(
+                "[check] The task asks for a change, but no file changed in this run. Make it with edit_file or \
+                 write_file (read the file first), then check it; or answer that you could not.{}",
+                super::stated::adding_hint(&prompt, &self.ctx.workspace).unwrap_or_default()
+            ),
             (State::Unchanged | State::Passed, None) => return None,
             (State::Unchanged | State::Passed, Some(claim)) => format!(
                 "[check] Your answer says \"{}\", but {}. Do what it says (and check it), or answer with what \
@@ -252,7 +253,7 @@ impl Agent {
                  answer only once it passes.",
                 exit_code.map_or("no exit status".to_string(), |code| format!("exit {code}")),
                 output.trim_end(),
-                super::stated::adding_hint(&prompt, &self.ctx.workspace, output)
+                super::stated::adding_hint(&prompt, &self.ctx.workspace)
                     .or_else(|| super::stated::renaming_hint(&prompt, &self.ctx.workspace))
                     .unwrap_or_default()
             ),
