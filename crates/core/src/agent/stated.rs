@@ -4,14 +4,18 @@
 //! to add (`Add a function product_of(a, b) to utils.py`), a rename (`Rename the function calc_x
 //! to get_x in lib.py, and update main.py`).
 //!
-//! The check is one `python3 -B -c '…'` line the model runs itself: it imports the module the prompt
-//! names that defines the name and asserts what the prompt says; a failure shows what the code
-//! returned (or Python's own error). The code holds no quotes where it can do without (a small
-//! model writes the command as a JSON string and drops escaped quotes): a name it needs as a
-//! string comes in as an argument (`sys.argv`). A compile check of a changed file cannot tell a fixed function from one
-//! still wrong, or an added function from a changed constant; this one can. Only literal
-//! arguments and values are used (numbers, strings, lists, `True`/`False`/`None`); a statement
-//! Lathe cannot turn into an assertion is left out, and with none left there is no stated check.
+//! The check is one `python3 -B -c '…'` line the model runs itself: it imports the module the
+//! prompt names that defines the name and asserts what the prompt says; a failure shows what the
+//! code returned (or Python's own error). The code holds no quotes where it can do without (a small
+//! model writes the command as a JSON string and drops escaped quotes): a name it needs as a string
+//! comes in as an argument (`sys.argv`). A compile check of a changed file cannot tell a fixed
+//! function from one still wrong, or an added function from a changed constant; this one can. Only
+//! literal arguments and values are used (numbers, strings, lists, `True`/`False`/`None`); a
+//! statement Lathe cannot turn into an assertion is left out, and with none left there is no
+//! stated check.
+//!
+//! [`adding_hint`] and [`renaming_hint`] tell the model where a function to add goes and which
+//! lines still use a renamed name, with the `edit_file` call to make.
 
 use std::path::Path;
 use std::sync::LazyLock;
@@ -91,10 +95,10 @@ fn literals() -> Option<&'static Regex> {
 }
 
 /// The stated check of `prompt` in `workspace`: `python3 -B -c '<assertions>'` (`-B`: no
-/// `__pycache__` left in the workspace), or `None` when the
-/// prompt states nothing Lathe can assert. Files are read from `workspace` (the module of a stated
-/// name is the first Python file the prompt names that defines it; for an added name, the first
-/// one it names).
+/// `__pycache__` left in the workspace) and, for a rename, the old name as an argument; `None`
+/// when the prompt states nothing Lathe can assert. Files are read from `workspace` (the module of
+/// a stated name is the first Python file the prompt names that defines it; for an added name,
+/// the first one it names).
 pub(crate) fn stated_check(prompt: &str, workspace: &Path) -> Option<String> {
     let files: Vec<String> = py_file()?.find_iter(prompt).map(|m| m.as_str().to_string()).collect();
     if files.is_empty() {

@@ -3,8 +3,9 @@
 //!
 //! The check is the command the user's prompt names (`python3 app.py`, `pytest`, in backticks or
 //! not), else one Lathe derives from what the prompt states (a call and its expected result, a
-//! function to add, a rename: [`super::stated`]), else one it derives from the changed files: `python3 FILE` for a Python file with a
-//! `__main__` block, `python3 -m py_compile FILE` for another. A `shell` command after the last
+//! function to add, a rename: [`super::stated`]), else one it derives from the changed files:
+//! `python3 FILE` for a Python file with a `__main__` block, `python3 -m py_compile FILE` for
+//! another. A `shell` command after the last
 //! change counts when it runs that command (or, with a derived check, names a changed file or runs
 //! tests). When the model answers without one, or after one that failed, the answer is not taken:
 //! Lathe tells the model what to run or what failed, and the run goes on (within its turn limit).

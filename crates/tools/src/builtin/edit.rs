@@ -116,7 +116,7 @@ impl Tool for EditFile {
         if let (Some((_, found)), true) = (&unreachable, self.strict) {
             return Err(ToolError::Failed(format!(
                 "edit_file: {shown} was left unchanged: after this edit, line {}: {}. A new top-level \
-                 function starts at column 0 (no indentation); a changed line replaces the old one.",
+                 function or class starts at column 0 (no indentation).",
                 found.line, found.what
             )));
         }
@@ -273,29 +273,29 @@ impl EditFile {
                  the new lines.{at_end}"
             )));
         }
-        if self.strict
-            && let Some(pairs) =
-                super::edit_hint::change_written_as_insertion(&decoded.text, &plan.old, &plan.new)
-        {
-            let edits: Vec<String> = pairs
-                .iter()
-                .map(|(from, to)| {
-                    format!(
-                        "edit_file {}",
-                        serde_json::json!({"path": args.path, "old_string": from, "new_string": to})
-                    )
-                })
-                .collect();
-            return Err(ToolError::Failed(format!(
-                "edit_file: {shown} was left unchanged: new_string adds changed copies of lines that stay right \
-                 there, so the old lines would still run. To change a line, replace it:\n{}",
-                edits.join("\n")
-            )));
-        }
-        let new_text = if replace_all {
-            decoded.text.replace(&plan.old, &plan.new)
+        let mut trimmed = trimmed.map(str::to_string);
+        // A change written as an insertion (the changed lines put above the old ones): the strict
+        // edit_file makes it the change it means, and says so.
+        let rewritten = if self.strict && !replace_all {
+            super::edit_hint::change_written_as_insertion(&decoded.text, &plan.old, &plan.new).and_then(
+                |pairs| Some((super::edit_hint::as_change(&decoded.text, &plan.old, &pairs)?, pairs)),
+            )
         } else {
-            decoded.text.replacen(&plan.old, &plan.new, 1)
+            None
+        };
+        let new_text = match rewritten {
+            Some((text, pairs)) => {
+                let changed: Vec<String> =
+                    pairs.iter().map(|(from, to)| format!("`{}` → `{}`", from.trim(), to.trim())).collect();
+                trimmed = Some(format!(
+                    "new_string repeated the lines below old_string with changes; those lines were changed \
+                     instead of copied: {}.",
+                    changed.join(", ")
+                ));
+                text
+            }
+            None if replace_all => decoded.text.replace(&plan.old, &plan.new),
+            None => decoded.text.replacen(&plan.old, &plan.new, 1),
         };
         let undone = if self.strict { ctx.files.undone_rename(&path, &plan.old, &plan.new) } else { None };
         let still_used = undone.map(|name| (super::edit_hint::lines_using(&decoded.text, &name), name));
@@ -324,8 +324,9 @@ struct Planned {
     /// Where the occurrences start (1-based lines).
     lines: Vec<usize>,
     new_text: String,
-    /// A note on the lines copied from below `old_string` that were kept once.
-    trimmed: Option<&'static str>,
+    /// A note on how the edit was read: lines copied from below `old_string` kept once, or a
+    /// change written as an insertion made in place.
+    trimmed: Option<String>,
 }
 
 /// The strings to search for and insert, in the file's line-ending convention.

@@ -227,6 +227,21 @@ pub(crate) fn change_written_as_insertion(text: &str, old: &str, new: &str) -> O
     (!changed.is_empty()).then_some(changed)
 }
 
+/// `text` with each `(line, new version)` of `pairs` changed in place: the first whole line equal
+/// to it after `old` (the change [`change_written_as_insertion`] found). `None` when `old` is not
+/// in `text` or a line is not found after it.
+pub(crate) fn as_change(text: &str, old: &str, pairs: &[(String, String)]) -> Option<String> {
+    let at = text.find(old)? + old.len();
+    let (head, tail) = text.split_at(at);
+    let mut lines: Vec<String> = tail.split_inclusive('\n').map(str::to_string).collect();
+    for (from, to) in pairs {
+        let line = lines.iter_mut().find(|line| line.trim_end_matches(['\n', '\r']) == from)?;
+        let end = &line[from.len()..];
+        *line = format!("{to}{end}");
+    }
+    Some(format!("{head}{}", lines.concat()))
+}
+
 /// The last non-blank line of `text` (without its line end), when no other line of `text` is
 /// the same: an `old_string` that adds code at the end of the file.
 pub(crate) fn unique_last_line(text: &str) -> Option<&str> {
@@ -379,6 +394,10 @@ mod tests {
             vec![("    for i in range(1, n):".to_string(), "    for i in range(1, n + 1):".to_string())]
         );
         // Exact copies only are no change; new code unlike the lines around it is an insertion.
+        assert_eq!(
+            as_change(text, "def sum_x(n):", &pairs).unwrap(),
+            text.replace("range(1, n)", "range(1, n + 1)")
+        );
         assert_eq!(change_written_as_insertion(text, "def sum_x(n):", "def sum_x(n):\n    total = 0"), None);
         assert_eq!(
             change_written_as_insertion(

@@ -395,28 +395,27 @@ async fn a_function_added_inside_the_one_above_it_is_refused_by_the_strict_edit_
 }
 
 #[tokio::test]
-async fn a_change_written_as_an_insertion_is_refused_by_the_strict_edit_file_with_the_edit_that_changes_it() {
+async fn a_change_written_as_an_insertion_is_made_in_place_by_the_strict_edit_file() {
     let series =
         "def sum_x(n):\n    total = 0\n    for i in range(1, n):\n        total += 4 * i\n    return total\n";
     let above = json!({"path": "s.py", "old_string": "def sum_x(n):", "new_string": "def sum_x(n):\n    total = 0\n    for i in range(1, n + 1):\n        total += 4 * i"});
     let strict = Workspace::new().with_tool(std::sync::Arc::new(super::EditFile::strict()));
     strict.put("s.py", series);
     read(&strict, "s.py").await;
-    let err = strict.fails("edit_file", above.clone()).await;
+    let out = strict.ok("edit_file", above.clone()).await;
     assert!(
-        err.contains(
-            "s.py was left unchanged: new_string adds changed copies of lines that stay right there"
-        ),
-        "{err}"
+        out.contains("those lines were changed instead of copied: `for i in range(1, n):` → `for i in range(1, n + 1):`"),
+        "{out}"
     );
-    assert!(
-        err.contains(r#"edit_file {"path":"s.py","old_string":"    for i in range(1, n):","new_string":"    for i in range(1, n + 1):"}"#),
-        "{err}"
-    );
-    assert_eq!(strict.bytes("s.py"), series.as_bytes());
+    assert_eq!(strict.bytes("s.py"), series.replace("range(1, n)", "range(1, n + 1)").as_bytes());
     // The default edit_file makes the edit asked for.
     let ws = Workspace::new();
     ws.put("s.py", series);
     read(&ws, "s.py").await;
     ws.ok("edit_file", above).await;
+    assert!(
+        String::from_utf8(ws.bytes("s.py"))
+            .unwrap()
+            .contains("range(1, n + 1):\n        total += 4 * i\n    total = 0")
+    );
 }
