@@ -185,7 +185,8 @@ pub(crate) fn adding_hint(prompt: &str, workspace: &Path) -> Option<String> {
     Some(format!(
         "\n{name} is not in {file} yet. Add it after the file's last line: edit_file with old_string {last} \
          and new_string that same line, two empty lines, then `{keyword} {name}{params}:` at column 0 and its \
-         body indented by 4 spaces.",
+         body indented by 4 spaces: the whole {kind} in one edit, not only its first line.",
+        kind = if keyword == "def" { "function" } else { "class" },
         name = &found["name"],
         last = serde_json::Value::String(last.to_string()),
     ))
