@@ -349,8 +349,9 @@ const CHANGE_WORDS: [&str; 24] = [
     "patch",
 ];
 
-/// Whether the user's last message is a question that asks for no change: it ends with `?` and
-/// none of its words is one of [`CHANGE_WORDS`].
+/// Whether the user's last message is a question that asks for no change: a sentence of it ends
+/// with `?` ("Which line defines f? Answer with the number.") and none of its words is one of
+/// [`CHANGE_WORDS`].
 fn asks_a_question(request: &ModelRequest) -> bool {
     let Some(text) = request.messages.iter().rev().find_map(|item| match item {
         LedgerItem::User(message) if message.origin == lathe_protocol::UserOrigin::User => {
@@ -364,10 +365,11 @@ fn asks_a_question(request: &ModelRequest) -> bool {
     }) else {
         return false;
     };
-    text.trim_end().ends_with('?')
-        && !text
-            .split(|c: char| !c.is_alphanumeric())
-            .any(|word| CHANGE_WORDS.iter().any(|change| change.eq_ignore_ascii_case(word)))
+    let asks =
+        text.match_indices('?').any(|(at, _)| text[at + 1..].chars().next().is_none_or(char::is_whitespace));
+    asks && !text
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|word| CHANGE_WORDS.iter().any(|change| change.eq_ignore_ascii_case(word)))
 }
 
 /// Whether the model has seen a tool result since the last message from the user.

@@ -28,6 +28,8 @@ fn a_question_that_names_no_change_is_read_only() {
     };
     assert!(asks("Which file defines the function parse_date?"));
     assert!(asks("How many rows does people.csv have?  "));
+    assert!(asks("Which line of app.py defines the function main? Answer with the line number."));
+    assert!(!asks("Explain `x?` in lib.rs."), "a `?` inside a word ends no sentence");
     assert!(!asks("Can you fix the off-by-one in series.py?"));
     assert!(!asks("Why does it fail? Make the test pass."));
     assert!(!asks("Rename x to result in geometry.py."));
