@@ -166,52 +166,51 @@ const NEARBY_EXTRA_LINES: usize = 3;
 /// next, or previous, non-blank lines): the edit would duplicate code instead of changing it, the
 /// mistake of a model that meant to change the line below `old`. `None` otherwise.
 pub(crate) fn duplicated_insertion(text: &str, old: &str, new: &str) -> Option<String> {
+    let (inserted, nearby, _) = insertion(text, old, new)?;
+    if inserted.is_empty() {
+        return None;
+    }
+    inserted.iter().all(|line| nearby.contains(line)).then(|| inserted.join("\n"))
+}
+
+/// What an edit that only inserts puts in, and what is already there: the non-blank inserted lines
+/// (without trailing whitespace), the non-blank lines of `text` next to the insertion (after `old`
+/// when `new` is `old` plus lines, else before it, nearest first; as many as the inserted lines
+/// plus [`NEARBY_EXTRA_LINES`]), and whether they are after `old`. `None` when the edit does more
+/// than insert.
+fn insertion<'a>(text: &'a str, old: &str, new: &'a str) -> Option<(Vec<&'a str>, Vec<&'a str>, bool)> {
     let at = text.find(old)?;
-    let (inserted, nearby): (&str, Vec<&str>) = if let Some(added) = new.strip_prefix(old) {
-        (added, text[at + old.len()..].lines().collect())
+    let (inserted, nearby, after): (&str, Vec<&str>, bool) = if let Some(added) = new.strip_prefix(old) {
+        (added, text[at + old.len()..].lines().collect(), true)
     } else if let Some(added) = new.strip_suffix(old) {
-        (added, text[..at].lines().rev().collect())
+        (added, text[..at].lines().rev().collect(), false)
     } else {
         return None;
     };
     let inserted = solid_lines(inserted);
-    if inserted.is_empty() {
-        return None;
-    }
-    let nearby: Vec<&str> = nearby
+    let nearby = nearby
         .into_iter()
         .map(str::trim_end)
         .filter(|l| !l.trim().is_empty())
         .take(inserted.len() + NEARBY_EXTRA_LINES)
         .collect();
-    inserted.iter().all(|line| nearby.contains(line)).then(|| inserted.join("\n"))
+    Some((inserted, nearby, after))
 }
 
 /// How alike two lines must be (`similar`'s character ratio, 0–1) for one to be a changed copy of
 /// the other.
 const CHANGED_COPY_RATIO: f32 = 0.8;
 
-/// A change written as an insertion: `new` is `old` plus lines after it (or before it), every
-/// inserted non-blank line stands right there in `text` (as [`duplicated_insertion`] looks) either
+/// A change written as an insertion: `new` is `old` plus lines after it, every inserted
+/// non-blank line stands right below in `text` (as [`duplicated_insertion`] looks) either
 /// as it is or changed a little (same indentation, [`CHANGED_COPY_RATIO`]), and at least one is
-/// changed. The edit would leave the old lines in place under (or over) their new versions. The
+/// changed. The edit would leave the old lines in place under their new versions. The
 /// (line in `text`, its new version) pairs of the changed ones; `None` otherwise.
 pub(crate) fn change_written_as_insertion(text: &str, old: &str, new: &str) -> Option<Vec<(String, String)>> {
-    let at = text.find(old)?;
-    let (inserted, nearby): (&str, Vec<&str>) = if let Some(added) = new.strip_prefix(old) {
-        (added, text[at + old.len()..].lines().collect())
-    } else if let Some(added) = new.strip_suffix(old) {
-        (added, text[..at].lines().rev().collect())
-    } else {
+    let (inserted, nearby, after) = insertion(text, old, new)?;
+    if !after {
         return None;
-    };
-    let inserted = solid_lines(inserted);
-    let nearby: Vec<&str> = nearby
-        .into_iter()
-        .map(str::trim_end)
-        .filter(|l| !l.trim().is_empty())
-        .take(inserted.len() + NEARBY_EXTRA_LINES)
-        .collect();
+    }
     let indent = |line: &str| line.len() - line.trim_start().len();
     let mut changed = Vec::new();
     for line in &inserted {
