@@ -66,15 +66,21 @@ impl std::fmt::Display for SyntaxError {
     }
 }
 
-/// The first syntax error of `text` in `language`; `None` when it parses, is larger than
-/// [`MAX_CHECKED_BYTES`], or the parser could not run.
-pub fn first_error(language: Language, text: &str) -> Option<SyntaxError> {
+/// The syntax tree of `text`; `None` when it is larger than [`MAX_CHECKED_BYTES`] or the parser
+/// could not run.
+fn parse(language: Language, text: &str) -> Option<tree_sitter::Tree> {
     if text.len() > MAX_CHECKED_BYTES {
         return None;
     }
     let mut parser = tree_sitter::Parser::new();
     parser.set_language(&language.grammar()).ok()?;
-    let tree = parser.parse(text, None)?;
+    parser.parse(text, None)
+}
+
+/// The first syntax error of `text` in `language`; `None` when it parses, is larger than
+/// [`MAX_CHECKED_BYTES`], or the parser could not run.
+pub fn first_error(language: Language, text: &str) -> Option<SyntaxError> {
+    let tree = parse(language, text)?;
     let root = tree.root_node();
     if !root.has_error() {
         return None;
@@ -141,12 +147,7 @@ pub fn broken_by_edit(
 /// above the old one works.) `what` names the statement and, when the block
 /// is a function's body, the function (`def product_of(a, b):` after the `return` of `label`).
 pub fn first_unreachable(language: Language, text: &str) -> Option<SyntaxError> {
-    if text.len() > MAX_CHECKED_BYTES {
-        return None;
-    }
-    let mut parser = tree_sitter::Parser::new();
-    parser.set_language(&language.grammar()).ok()?;
-    let tree = parser.parse(text, None)?;
+    let tree = parse(language, text)?;
     let mut cursor = tree.walk();
     let mut found: Option<tree_sitter::Node> = None;
     // Depth-first, in document order: the first block with a statement after a jump.

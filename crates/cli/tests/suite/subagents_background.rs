@@ -8,7 +8,9 @@ use std::process::Stdio;
 use lathe_mock::{LoggedRequest, MockServer, Mode, Script};
 use serde_json::{Value, json};
 
-use super::support::{Env, env, json_lines, lathe, output, process_gone, stderr, tool_result_text};
+use super::support::{
+    Env, env, json_lines, lathe, output, process_gone, session_files, stderr, tool_result_text,
+};
 
 const WORKER: &str =
     "---\nname: worker\ndescription: Background worker\nmodel: bg-model\n---\nYou are the BG-WORKER.\n";
@@ -67,37 +69,20 @@ fn strip_cache_control(value: &mut Value) {
 }
 
 fn session_file(home: &Path) -> String {
-    let mut found = Vec::new();
-    let mut dirs = vec![home.join("sessions")];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() && !path.ends_with("subagents") {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|ext| ext == "jsonl")
-                && !path.to_string_lossy().contains("subagents")
-            {
-                found.push(path);
-            }
-        }
-    }
+    let found: Vec<_> = session_files(home)
+        .into_iter()
+        .filter(|path| !path.to_string_lossy().contains("subagents"))
+        .collect();
     assert_eq!(found.len(), 1, "{found:?}");
     std::fs::read_to_string(&found[0]).expect("session file")
 }
 
 fn transcript(home: &Path, id: &str) -> String {
-    let mut dirs = vec![home.join("sessions")];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.ends_with(format!("subagents/{id}.jsonl")) {
-                return std::fs::read_to_string(path).expect("transcript");
-            }
-        }
-    }
-    panic!("no transcript {id}")
+    let path = session_files(home)
+        .into_iter()
+        .find(|path| path.ends_with(format!("subagents/{id}.jsonl")))
+        .unwrap_or_else(|| panic!("no transcript {id}"));
+    std::fs::read_to_string(path).expect("transcript")
 }
 
 #[tokio::test]
