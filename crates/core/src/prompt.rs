@@ -3,12 +3,14 @@
 //! (cwd, OS, shell, date) and the instructions ([`crate::instructions`]). Both stay byte-identical
 //! for every session started in one directory on one day while the instruction files are unchanged.
 //! The repository's state (branch, changes, recent commits), which changes from one session to the
-//! next, is not in the system prompt: it goes to the model once, before the first user message.
+//! next, is not in the system prompt: [`RepositoryState`] gathers it in the background from the
+//! session's start, and it goes to the model once, before the first user message (print mode sends
+//! its first request without waiting for git: there it follows the first response).
 //! For the embedded local model the host moves the environment and instructions block there too, at
 //! the front of that message, in a new session: its system turn is then byte-identical in every
 //! directory and on every day, and its KV state is reused from disk (`lathe-local`'s prompt cache).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use lathe_protocol::SystemBlock;
@@ -100,27 +102,22 @@ pub struct Prompt {
     /// `[static core (cache breakpoint), environment + instructions]`: byte-identical for every
     /// session started in the same directory on the same day with the same instruction files.
     pub system: Vec<SystemBlock>,
-    /// The repository's state (branch, changes, recent commits), which changes between sessions:
-    /// sent once, as an injected message before the first user message of a new session, so the
-    /// system prompt stays cacheable.
-    pub session_context: String,
     /// Path-scoped rules, loaded when a matching file is read.
     pub rules: RuleSet,
     /// Warnings to show (skipped instruction files, broken imports, what the size cap cut).
     pub warnings: Vec<String>,
 }
 
-/// Gathers the prompt for a session in `sources.cwd`.
+/// Gathers the prompt for a session in `sources.cwd` (the repository's state is
+/// [`RepositoryState`]'s).
 pub async fn prepare(sources: &Sources) -> Prompt {
     let cwd = sources.cwd.clone();
-    let (git, instructions) = tokio::join!(
-        git_block(&cwd),
-        tokio::task::spawn_blocking({
-            let sources = sources.clone();
-            move || instructions::gather(&sources)
-        })
-    );
-    let instructions = instructions.unwrap_or_default();
+    let instructions = tokio::task::spawn_blocking({
+        let sources = sources.clone();
+        move || instructions::gather(&sources)
+    })
+    .await
+    .unwrap_or_default();
     let mut dynamic = environment_block(&cwd);
     if !instructions.text.is_empty() {
         dynamic.push_str(crate::context::fixed::INSTRUCTIONS_HEADING);
@@ -131,7 +128,6 @@ pub async fn prepare(sources: &Sources) -> Prompt {
             SystemBlock { text: STATIC_CORE.to_string(), cache_breakpoint: true },
             SystemBlock { text: dynamic, cache_breakpoint: false },
         ],
-        session_context: git,
         rules: instructions.rules,
         warnings: instructions.warnings,
     }
@@ -147,6 +143,30 @@ pub fn environment_block(cwd: &Path) -> String {
         std::env::consts::OS,
         std::env::consts::ARCH,
     )
+}
+
+/// The repository's state at a session's start ([`git_block`]), gathered by a task that begins when
+/// it is created and is aborted (its git processes killed) when this is dropped unread.
+#[derive(Debug)]
+pub struct RepositoryState(tokio::task::JoinHandle<String>);
+
+impl RepositoryState {
+    /// Starts gathering the state of the repository around `cwd` (nothing outside one).
+    pub fn gather(cwd: PathBuf) -> RepositoryState {
+        RepositoryState(tokio::spawn(async move { git_block(&cwd).await }))
+    }
+
+    /// The state's text, waiting for git if it has not finished (at most 3 s per command); empty
+    /// outside a repository or when git failed.
+    pub async fn text(mut self) -> String {
+        (&mut self.0).await.unwrap_or_default()
+    }
+}
+
+impl Drop for RepositoryState {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// The repository's state when the session starts: branch, changes and recent commits (each git
@@ -314,17 +334,19 @@ mod tests {
         git(&["add", "-A"]);
         git(&["commit", "-qm", "first"]);
         let first = prepare(&sources(&repo, &home)).await;
+        let first_state = RepositoryState::gather(repo.clone()).text().await;
         // The previous session edited files and committed: the repository state differs.
         std::fs::write(repo.join("new.rs"), "fn main() {}").unwrap();
         git(&["add", "-A"]);
         git(&["commit", "-qm", "second"]);
         std::fs::write(repo.join("dirty.txt"), "x").unwrap();
         let second = prepare(&sources(&repo, &home)).await;
+        let second_state = RepositoryState::gather(repo.clone()).text().await;
         assert_eq!(first.system, second.system, "system blocks differ between sessions");
         assert!(first.system[0].cache_breakpoint && first.system[0].text == STATIC_CORE);
         assert!(first.system[1].text.contains("Run the tests."));
         assert!(!first.system[1].text.contains("first"), "no commit subjects in the system prompt");
-        assert_ne!(first.session_context, second.session_context);
-        assert!(second.session_context.contains("second") && second.session_context.contains("?? dirty.txt"));
+        assert_ne!(first_state, second_state);
+        assert!(second_state.contains("second") && second_state.contains("?? dirty.txt"));
     }
 }

@@ -51,8 +51,8 @@ impl Agent {
             Ok(input) => input,
             Err(refusal) => return Some(refusal),
         };
-        let started_before = self.transcript.has_user_message();
-        if let Some(context) = self.hooks.take_session_context().filter(|_| !started_before) {
+        let new_session = !self.transcript.has_user_message();
+        if let Some(context) = self.hooks.take_session_context(new_session).await {
             self.append(LedgerItem::User(UserMessage::injected(context)));
         }
         let recalled = self.recall(&mut input);

@@ -211,10 +211,24 @@ impl Agent {
         self
     }
 
-    /// Sends `context` (the repository's state) as an injected message before the first user
-    /// message, when the session has none yet; nothing when it is empty.
+    /// Sends `context` (what the session starts with: the memory index, the local model's
+    /// environment) as an injected message before the first user message, when the session has
+    /// none yet; nothing when it is empty.
     pub fn with_session_context(mut self, context: String) -> Agent {
         self.hooks.set_session_context(context);
+        self
+    }
+
+    /// Sends the repository's state (`state`, being gathered) at the front of the session context.
+    /// With `after_first_response` (print mode) the first request does not wait for it: it is
+    /// appended before the first request that follows a response (a one-request run never sends
+    /// it). Either way only in a new session; nothing when it is empty.
+    pub fn with_repository_state(
+        mut self,
+        state: Option<crate::prompt::RepositoryState>,
+        after_first_response: bool,
+    ) -> Agent {
+        self.hooks.set_repository_state(state, after_first_response);
         self
     }
 

@@ -193,4 +193,9 @@ impl Transcript {
     pub(super) fn has_user_message(&self) -> bool {
         self.items.iter().any(|item| matches!(item, LedgerItem::User(_)))
     }
+
+    /// Whether a model response is in the session.
+    pub(super) fn has_response(&self) -> bool {
+        self.items.iter().any(|item| matches!(item, LedgerItem::Assistant(_)))
+    }
 }

@@ -126,6 +126,13 @@ impl Agent {
         self.sync_mode(events);
         self.send_warnings(events);
         self.repair_pairing("no result was recorded for this call");
+        // The repository's state print mode's first request went without (git had not finished).
+        if self.hooks.defers_repository()
+            && self.transcript.has_response()
+            && let Some(state) = self.hooks.take_deferred_repository().await
+        {
+            self.append(LedgerItem::User(UserMessage::injected(state)));
+        }
         // Background sub-agents that ended since the last request: their reports go with this one.
         self.deliver_background(events);
         // The team's mail (teammates' messages, their idle notices, a death) likewise.

@@ -9,6 +9,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::hooks::{HookEvent, HookVerdict, Hooks};
+use crate::prompt::RepositoryState;
 
 /// How hook context is put before the model: one block per hook output.
 fn context_block(event: &str, text: &str) -> Content {
@@ -46,8 +47,13 @@ pub(super) struct TurnHooks {
     stop_event: HookEvent,
     /// Hook context (event name, text) waiting to be added to the next user message.
     pending_context: Vec<(&'static str, String)>,
-    /// The repository's state, sent before the first user message of a new session.
+    /// What a new session's first user message is preceded by (memory index, local environment).
     session_context: Option<String>,
+    /// The repository's state, being gathered: at the front of the session context, or (`true`)
+    /// deferred to the request after the first response.
+    repository: Option<(RepositoryState, bool)>,
+    /// The repository's state deferred by the first user message, for the request after a response.
+    deferred_repository: Option<RepositoryState>,
 }
 
 impl Default for TurnHooks {
@@ -57,6 +63,8 @@ impl Default for TurnHooks {
             stop_event: HookEvent::Stop,
             pending_context: Vec::new(),
             session_context: None,
+            repository: None,
+            deferred_repository: None,
         }
     }
 }
@@ -82,9 +90,46 @@ impl TurnHooks {
         self.session_context = Some(context).filter(|context| !context.trim().is_empty());
     }
 
-    /// The session context, once.
-    pub(super) fn take_session_context(&mut self) -> Option<String> {
-        self.session_context.take()
+    /// Keeps the repository's `state` for the session's first user message, or with
+    /// `after_first_response` for the request after the first response.
+    pub(super) fn set_repository_state(
+        &mut self,
+        state: Option<RepositoryState>,
+        after_first_response: bool,
+    ) {
+        self.repository = state.map(|state| (state, after_first_response));
+    }
+
+    /// The session context, once, for a new session's first user message (`new_session`): the
+    /// repository's state unless it is deferred (it then waits in
+    /// [`TurnHooks::take_deferred_repository`]), then the rest. A resumed session drops both.
+    pub(super) async fn take_session_context(&mut self, new_session: bool) -> Option<String> {
+        let rest = self.session_context.take();
+        let repository = self.repository.take();
+        if !new_session {
+            return None;
+        }
+        let mut context = match repository {
+            Some((state, true)) => {
+                self.deferred_repository = Some(state);
+                String::new()
+            }
+            Some((state, false)) => state.text().await,
+            None => String::new(),
+        };
+        context.push_str(&rest.unwrap_or_default());
+        Some(context).filter(|context| !context.trim().is_empty())
+    }
+
+    /// Whether the repository's state waits for the request after a response.
+    pub(super) fn defers_repository(&self) -> bool {
+        self.deferred_repository.is_some()
+    }
+
+    /// The deferred repository state's text (waiting for git if it is still running), once.
+    pub(super) async fn take_deferred_repository(&mut self) -> Option<String> {
+        let state = self.deferred_repository.take()?;
+        Some(state.text().await).filter(|text| !text.trim().is_empty())
     }
 
     /// SessionStart hooks (`source`: `startup` or `resume`); their context waits for the next user

@@ -156,8 +156,9 @@ impl SessionBuilder {
     pub async fn start(self) -> Result<SessionHandle, StartError> {
         let home = self.home.clone().unwrap_or_else(paths::lathe_home);
         let config = Config::resolve(&self.flags, &home)?;
-        // The prompt's git commands and instruction files are the slowest part of the start: they
-        // begin first and run while the provider, the session file and the rest are set up.
+        // The repository's state (git) and the instruction files are the slowest part of the start:
+        // they begin first and run while the provider, the session file and the rest are set up.
+        let repository = prompt::RepositoryState::gather(config.workspace.clone());
         let prompt_task = {
             let sources = instructions::Sources {
                 cwd: config.workspace.clone(),
@@ -304,12 +305,19 @@ impl SessionBuilder {
             extensions::tools(found, tools, parent, main_only, self.member.is_none(), &mut warnings);
         tools = team::wrap(tools, team_hub.as_ref(), self.member.as_ref(), &home);
         let mut system = prompt.system;
-        let mut session_context = prompt.session_context;
+        let mut session_context = String::new();
         if let Some(memory) = &memory {
             session_context.push_str(&memory.index_context());
             tracing::debug!("memory index ready");
         }
         let small = resolved.profile.tool_set == crate::profile::ToolSet::Small;
+        // The local model's first message is the same bytes in every run (its prompt cache, greedy
+        // decoding): it waits for git here. Any other session sends it with the first user message
+        // (print mode: after the first response, so its first request does not wait for git).
+        let mut repository = Some(repository);
+        if small && let Some(state) = repository.take() {
+            session_context.insert_str(0, &state.text().await);
+        }
         if small {
             // The environment (working directory, date) and the project instructions differ between
             // directories and days: in a new session they open the first message, before the
@@ -357,6 +365,7 @@ impl SessionBuilder {
                 .with_mode_watch(modes)
                 .with_rules(prompt.rules)
                 .with_session_context(session_context)
+                .with_repository_state(repository, self.interaction == Interaction::Headless)
                 .with_usage_meter(meter)
                 .with_background(background, fork)
                 .with_hooks(hooks)

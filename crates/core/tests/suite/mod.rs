@@ -4,5 +4,6 @@ mod context;
 mod extensions;
 mod hooks;
 mod host;
+mod repository_state;
 mod rewind;
 mod user_command;

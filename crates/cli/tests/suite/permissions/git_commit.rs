@@ -183,11 +183,12 @@ async fn the_git_status_lathe_runs_at_start_runs_no_program_a_nested_repository_
     git(&p.ws, &["add", "sub"]);
     git(&p.ws, &["commit", "-qm", "outer"]);
     std::fs::write(sub.join("f"), "changed\n").expect("f");
-    let server = scripted(vec![]).await;
+    // Print mode sends the repository's state after the first response: a call makes a second request.
+    let server = scripted(vec![shell("c1", "pwd")]).await;
     let out = output(lathe(&p, &server, &["-p", "hello"])).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let system = server.requests()[0].body.to_string();
-    assert!(system.contains("Git branch: trunk"), "the environment block ran git: {system}");
+    let sent = server.requests()[1].body.to_string();
+    assert!(sent.contains("Git branch: trunk"), "the repository state ran git: {sent}");
     assert!(!pwned.exists(), "Lathe's own git status ran the nested repository's fsmonitor");
 }
 
@@ -259,11 +260,11 @@ async fn the_git_status_lathe_runs_at_start_runs_no_filter_or_signature_program_
     let config = std::fs::read_to_string(p.ws.join(".git/config")).expect("config");
     std::fs::write(p.ws.join(".git/config"), config.replace("[filter \"x\"]", "[core] [filter \"x\"]"))
         .expect("config");
-    let server = scripted(vec![]).await;
+    let server = scripted(vec![shell("c1", "pwd")]).await;
     let out = output(lathe(&p, &server, &["-p", "hello"])).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let system = server.requests()[0].body.to_string();
-    assert!(system.contains("Git status: not shown") && system.contains("first"), "{system}");
+    let sent = server.requests()[1].body.to_string();
+    assert!(sent.contains("Git status: not shown") && sent.contains("first"), "{sent}");
     assert!(!pwned.exists(), "Lathe's own git ran a program the repository's config names");
     let mut plain = Command::new("git");
     plain.arg("-C").arg(&p.ws).args(["status", "--short"]);
