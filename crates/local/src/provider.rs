@@ -446,7 +446,7 @@ fn after_tool_result(request: &ModelRequest) -> bool {
 
 /// The events of `receiver`, ending after the first terminal event; if the sender goes away
 /// before one, an `IncompleteStream` error ends the stream.
-fn terminated(receiver: mpsc::UnboundedReceiver<ModelEvent>) -> ModelStream {
+pub(crate) fn terminated(receiver: mpsc::UnboundedReceiver<ModelEvent>) -> ModelStream {
     futures::stream::unfold((receiver, false), |(mut receiver, done)| async move {
         if done {
             return None;

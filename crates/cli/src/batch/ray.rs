@@ -146,7 +146,8 @@ fn ray_command() -> Result<PathBuf, RayError> {
         .ok_or_else(|| RayError::NoRayCommand { detail: "no `ray` on PATH".to_string() })
 }
 
-/// Writes the driver, the tasks and a stripped copy of this binary into `stage`.
+/// Writes the driver, the tasks and stripped copies of this binary (and the local model's
+/// process beside it, if built) into `stage`.
 async fn stage_dir(stage: &Path, tasks: &[Value]) -> Result<(), RayError> {
     let failed = |source| RayError::Stage { path: stage.to_path_buf(), source };
     tokio::fs::create_dir_all(stage).await.map_err(failed)?;
@@ -158,20 +159,27 @@ async fn stage_dir(stage: &Path, tasks: &[Value]) -> Result<(), RayError> {
     }
     tokio::fs::write(stage.join("tasks.jsonl"), lines).await.map_err(failed)?;
     let exe = std::env::current_exe().map_err(failed)?;
-    let target = stage.join("lathe");
-    // A debug build is far over the upload limit with its symbols; stripped it fits.
-    let stripped = tokio::process::Command::new("strip")
-        .arg("-o")
-        .arg(&target)
-        .arg(&exe)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .await
-        .is_ok_and(|status| status.success());
-    if !stripped {
-        tokio::fs::copy(&exe, &target).await.map_err(failed)?;
+    // The local model's process goes with it when it is there (it runs beside `lathe`).
+    let runner = exe.with_file_name("lathe-local-model");
+    let mut binaries = vec![(exe, stage.join("lathe"))];
+    if runner.is_file() {
+        binaries.push((runner, stage.join("lathe-local-model")));
+    }
+    for (exe, target) in binaries {
+        // A debug build is far over the upload limit with its symbols; stripped it fits.
+        let stripped = tokio::process::Command::new("strip")
+            .arg("-o")
+            .arg(&target)
+            .arg(&exe)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .await
+            .is_ok_and(|status| status.success());
+        if !stripped {
+            tokio::fs::copy(&exe, &target).await.map_err(failed)?;
+        }
     }
     let mut size = 0;
     let mut entries = tokio::fs::read_dir(stage).await.map_err(failed)?;

@@ -5,11 +5,15 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use lathe_local::LocalConfig;
+use lathe_local::child::ChildProvider;
+/// The model process's loop, for the `lathe-local-model` executable (builds with local support).
+#[cfg(feature = "local")]
+pub use lathe_local::child::serve as serve_model_process;
 pub use lathe_local::{
     FetchError, FetchProgress, ModelSize, default_model_path, fetch_model, fetch_model_with_progress,
     models_dir,
 };
-use lathe_local::{LocalConfig, LocalProvider};
 use lathe_provider::Provider;
 
 use super::error::StartError;
@@ -68,8 +72,10 @@ pub(crate) fn provider(
             config.model_size.as_str()
         )));
     }
+    // The model runs in a process of its own (`lathe-local-model`), so that this one links no
+    // llama.cpp (see `lathe_local::child`).
     let provider =
-        LocalProvider::new(config).map_err(|error| StartError::Usage(format!("local model: {error}")))?;
+        ChildProvider::spawn(config).map_err(|error| StartError::Usage(format!("local model: {error}")))?;
     let name = provider.model_name().to_string();
     Ok((Arc::new(provider), name))
 }
