@@ -218,3 +218,49 @@ impl Drop for ChildProvider {
         let _ = child.wait();
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn line(message: &FromModel) -> String {
+        serde_json::to_string(message).unwrap() + "\n"
+    }
+
+    #[test]
+    fn the_first_line_says_loaded_or_why_not() {
+        let ready = line(&FromModel::Ready { model_name: "qwen".into() });
+        assert_eq!(first_answer(&mut ready.as_bytes()).unwrap(), "qwen");
+        let error = ProviderError::Config { message: "bad magic".into() };
+        let failed = line(&FromModel::Failed { error: error.clone() });
+        assert_eq!(first_answer(&mut failed.as_bytes()).unwrap_err(), error);
+        assert!(matches!(first_answer(&mut "".as_bytes()), Err(ProviderError::Config { .. })));
+    }
+
+    #[test]
+    fn events_reach_their_request_and_open_requests_end_with_the_process() {
+        let pending: PendingMap = Arc::default();
+        let (first, mut first_events) = mpsc::unbounded_channel();
+        let (second, mut second_events) = mpsc::unbounded_channel();
+        let (first_done, second_done) = (CancellationToken::new(), CancellationToken::new());
+        pending.lock().unwrap().insert(0, Pending { events: first, done: first_done.clone() });
+        pending.lock().unwrap().insert(1, Pending { events: second, done: second_done.clone() });
+        let started = ModelEvent::Started { model: Some("qwen".into()) };
+        let error = ModelEvent::Error { error: ProviderError::Cancelled };
+        let stdout = [
+            line(&FromModel::Event { id: 0, event: started.clone() }),
+            "not json\n".to_string(),
+            line(&FromModel::Event { id: 0, event: error.clone() }),
+            line(&FromModel::Event { id: 1, event: started.clone() }),
+        ]
+        .concat();
+        route_events(stdout.as_bytes(), pending.clone());
+        assert_eq!(first_events.try_recv().unwrap(), started);
+        assert_eq!(first_events.try_recv().unwrap(), error);
+        assert_eq!(second_events.try_recv().unwrap(), started);
+        assert!(first_done.is_cancelled() && second_done.is_cancelled());
+        assert!(pending.lock().unwrap().is_empty());
+        assert!(second_events.try_recv().is_err(), "the second request's stream is closed");
+    }
+}
