@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use lathe_local::LocalConfig;
+#[cfg(not(feature = "local"))]
+use lathe_local::LocalProvider as ChildProvider;
+#[cfg(feature = "local")]
 use lathe_local::child::ChildProvider;
 /// The model process's loop, for the `lathe-local-model` executable (builds with local support).
 #[cfg(feature = "local")]
@@ -74,6 +77,10 @@ pub(crate) fn provider(
     }
     // The model runs in a process of its own (`lathe-local-model`), so that this one links no
     // llama.cpp (see `lathe_local::child`).
+    #[cfg(not(feature = "local"))]
+    let provider =
+        ChildProvider::new(config).map_err(|error| StartError::Usage(format!("local model: {error}")))?;
+    #[cfg(feature = "local")]
     let provider =
         ChildProvider::spawn(config).map_err(|error| StartError::Usage(format!("local model: {error}")))?;
     let name = provider.model_name().to_string();
