@@ -256,15 +256,22 @@ async fn git(cwd: &Path, args: &[&str]) -> Option<String> {
     if args.first() == Some(&"status") {
         args.insert(1, "--ignore-submodules=all");
     }
-    let output = Command::new("git")
+    let child = Command::new("git")
         .args(SAFE_GIT_ARGS)
         .envs(SAFE_GIT_ENV.iter().copied())
         .args(args)
         .current_dir(cwd)
         .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
         .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(Duration::from_secs(3), output).await.ok()?.ok()?;
+        .spawn()
+        .ok()?;
+    // It runs while the session starts and its first request goes out: it yields the CPU to them.
+    if let Some(pid) = child.id() {
+        lathe_process::lower_priority(pid);
+    }
+    let output = tokio::time::timeout(Duration::from_secs(3), child.wait_with_output()).await.ok()?.ok()?;
     output.status.success().then(|| String::from_utf8_lossy(&output.stdout).into_owned())
 }
 

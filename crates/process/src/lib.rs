@@ -70,6 +70,19 @@ pub fn die_with_parent(command: &mut Command) -> &mut Command {
     command
 }
 
+/// Lowers the scheduling priority of the running process `pid` to niceness 10 (`setpriority(2)`):
+/// work Lathe starts for itself in the background (the repository state's git commands) then
+/// yields the CPU to the session. Best effort: a process that already ended, or an error, is
+/// ignored.
+pub fn lower_priority(pid: u32) {
+    let Ok(pid) = libc::id_t::try_from(pid) else { return };
+    // SAFETY: `setpriority` reads and writes no memory of this process; a stale pid fails with
+    // ESRCH, which is ignored.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, pid, 10);
+    }
+}
+
 /// Makes `command`'s child lead a new process group (in Lathe's session).
 pub fn new_group(command: &mut Command) -> &mut Command {
     command.process_group(0)
