@@ -191,9 +191,9 @@ pub struct LocalConfig {
     /// Directory of the prompt cache files; `None` = [`default_prompt_cache_dir`]
     /// (`<cache_dir>/models/prompt-cache`).
     pub prompt_cache_dir: Option<PathBuf>,
-    /// The workspace relative paths in calls resolve against (set by the host, not configured);
-    /// `None` = the process's current directory.
-    #[serde(skip)]
+    /// The workspace relative paths in calls resolve against, and that paths in what the model
+    /// reads are written relative to (set by the host, not configured; sent to the model process
+    /// with the rest); `None` = the process's current directory.
     pub workspace: Option<PathBuf>,
 }
 

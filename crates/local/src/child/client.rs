@@ -239,6 +239,17 @@ mod tests {
     }
 
     #[test]
+    fn the_configuration_line_carries_everything_the_host_set_the_workspace_too() {
+        let config = LocalConfig {
+            workspace: Some(PathBuf::from("/work/project")),
+            answer_bias: 1.5,
+            ..LocalConfig::default()
+        };
+        let sent: LocalConfig = serde_json::from_str(&serde_json::to_string(&config).unwrap()).unwrap();
+        assert_eq!(sent, config);
+    }
+
+    #[test]
     fn events_reach_their_request_and_open_requests_end_with_the_process() {
         let pending: PendingMap = Arc::default();
         let (first, mut first_events) = mpsc::unbounded_channel();
