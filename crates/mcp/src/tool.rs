@@ -174,7 +174,7 @@ impl McpTool {
         let problems: Vec<String> = validator
             .iter_errors(args)
             .map(|error| {
-                let at = error.instance_path.to_string();
+                let at = error.instance_path().to_string();
                 if at.is_empty() { error.to_string() } else { format!("{at}: {error}") }
             })
             .collect();

@@ -75,7 +75,7 @@ pub fn die_with_parent(command: &mut Command) -> &mut Command {
 /// yields the CPU to the session. Best effort: a process that already ended, or an error, is
 /// ignored.
 pub fn lower_priority(pid: u32) {
-    let Ok(pid) = libc::id_t::try_from(pid) else { return };
+    let pid: libc::id_t = pid;
     // SAFETY: `setpriority` reads and writes no memory of this process; a stale pid fails with
     // ESRCH, which is ignored.
     unsafe {
