@@ -102,6 +102,29 @@ pub(crate) fn session_context(environment: &str, git: &str) -> String {
     text
 }
 
+/// The local model's tool set, in place: a small model in a small window gets the short set (MCP
+/// tools and skills the user configured stay) and the stricter forms of `shell`, `write_file` and
+/// `edit_file`.
+pub(crate) fn small_tool_set(tools: &mut lathe_tools::ToolRegistry, ctx: &lathe_tools::ToolContext) {
+    tools.retain(|name| !crate::prompt::LOCAL_DROPPED_TOOLS.contains(&name));
+    // Without shell_output and shell_kill it could not follow a background job: its shell has no
+    // run_in_background (and its system turn stays as it was).
+    if tools.get("shell").is_some() {
+        let shell = lathe_tools::builtin::Shell::in_sandbox(ctx.sandbox.as_deref());
+        tools.register(Arc::new(lathe_tools::builtin::ForegroundShell(shell)));
+    }
+    // It rewrote whole files to change a line and dropped code on the way: write_file only creates
+    // files, changes go through edit_file.
+    if tools.get("write_file").is_some() {
+        tools.register(Arc::new(lathe_tools::builtin::CreateFile));
+    }
+    // It glued a function body onto a docstring's line and called the bug fixed, and undid a rename
+    // it had been told to finish: such edits are refused, the file unchanged.
+    if tools.get("edit_file").is_some() {
+        tools.register(Arc::new(lathe_tools::builtin::EditFile::strict()));
+    }
+}
+
 /// Characters of the workspace listing the local model gets at most.
 const LISTING_CHARS: usize = 1500;
 

@@ -335,25 +335,7 @@ impl SessionBuilder {
             if let Some(listing) = local::listing(&tools, &ctx).await {
                 session_context.push_str(&listing);
             }
-            // A small model in a small window: the short prompt and tool set (MCP tools and
-            // skills the user configured stay).
-            tools.retain(|name| !prompt::LOCAL_DROPPED_TOOLS.contains(&name));
-            // Without shell_output and shell_kill it could not follow a background job: its shell
-            // has no run_in_background (and its system turn stays as it was).
-            if tools.get("shell").is_some() {
-                let shell = lathe_tools::builtin::Shell::in_sandbox(ctx.sandbox.as_deref());
-                tools.register(Arc::new(lathe_tools::builtin::ForegroundShell(shell)));
-            }
-            // It rewrote whole files to change a line and dropped code on the way: write_file only
-            // creates files, changes go through edit_file.
-            if tools.get("write_file").is_some() {
-                tools.register(Arc::new(lathe_tools::builtin::CreateFile));
-            }
-            // It glued a function body onto a docstring's line and called the bug fixed, and undid a
-            // rename it had been told to finish: such edits are refused, the file unchanged.
-            if tools.get("edit_file").is_some() {
-                tools.register(Arc::new(lathe_tools::builtin::EditFile::strict()));
-            }
+            local::small_tool_set(&mut tools, &ctx);
             if let Some(core) = system.first_mut() {
                 core.text = prompt::LOCAL_CORE.to_string();
             }
