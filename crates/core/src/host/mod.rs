@@ -314,10 +314,12 @@ impl SessionBuilder {
         // The local model's first message is the same bytes in every run (its prompt cache, greedy
         // decoding): it waits for git here. Any other session sends it with the first user message
         // (print mode: after the first response, so its first request does not wait for git).
-        let mut repository = Some(repository);
-        if small && let Some(state) = repository.take() {
-            session_context.insert_str(0, &state.text().await);
-        }
+        let repository = if small {
+            session_context.insert_str(0, &repository.text().await);
+            None
+        } else {
+            Some(repository)
+        };
         if small {
             // The environment (working directory, date) and the project instructions differ between
             // directories and days: in a new session they open the first message, before the
