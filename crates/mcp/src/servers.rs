@@ -7,10 +7,14 @@
 //!
 //! - [`McpStartup::session`] (a session): waits for the servers without a remembered tool list
 //!   (first start, or a changed configuration), so their tools are in the first request; a server
-//!   whose list is remembered goes on starting in the background and its tools are offered from
-//!   that list at once. A call of such a tool waits for the server (bounded by its start-up
-//!   limit). What a background server turns out to be (failed, tools changed) is said once, by
+//!   whose list is remembered starts in the background and its tools are offered from that list
+//!   at once. A call of such a tool waits for the server (bounded by its start-up limit). What a
+//!   background server turns out to be (failed, tools changed) is said once, by
 //!   [`McpServers::late_warnings`].
+//! - A server whose list is remembered is not started before the session launches it
+//!   ([`McpServers::launch`], [`McpServers::launch_after`]) or a call waits for it: starting
+//!   a few Node.js servers takes both cores of a small machine for a while, and print mode
+//!   launches them only once its first request is on its way.
 //! - [`McpStartup::finish`] (`lathe mcp list`): waits for every server.
 //!
 //! A server that fails, exits or hangs is left out; the others are unaffected.
@@ -83,14 +87,16 @@ impl McpStartup {
             .servers
             .iter()
             .map(|server| {
-                let slot = Arc::new(Slot::new(server.name.clone(), settings.startup_timeout));
                 let cache_path =
                     settings.cache_dir.as_ref().map(|dir| cache::path(dir, server, &settings.cwd));
                 let remembered = cache_path.as_deref().and_then(cache::read);
+                let launched = remembered.is_none();
+                let slot = Arc::new(Slot::new(server.name.clone(), settings.startup_timeout, launched));
                 let (task_config, task_settings, task_slot) =
                     (server.clone(), settings.clone(), slot.clone());
                 let task = tokio::spawn(async move {
                     let unsettled = SettleOnDrop(task_slot.clone());
+                    task_slot.launched().await;
                     let state = match connect(&task_config, &task_settings).await {
                         Ok((connection, tools)) => {
                             if let Some(path) = &cache_path {
@@ -259,6 +265,29 @@ impl McpServers {
             }
         }
         warnings
+    }
+
+    /// Starts the servers that wait to be launched (those whose tools are remembered); no effect
+    /// on the others or a second time.
+    pub fn launch(&self) {
+        for server in &self.running {
+            server.slot.launch();
+        }
+    }
+
+    /// [`McpServers::launch`] after `delay`, in a task of its own (must be called inside a Tokio
+    /// runtime); nothing when no server waits.
+    pub fn launch_after(&self, delay: std::time::Duration) {
+        let slots: Vec<Arc<Slot>> = self.running.iter().map(|server| server.slot.clone()).collect();
+        if slots.iter().all(|slot| slot.is_launched()) {
+            return;
+        }
+        tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            for slot in slots {
+                slot.launch();
+            }
+        });
     }
 
     /// Ends every server session (stdio servers are terminated with their process group); a

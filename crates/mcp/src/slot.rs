@@ -32,11 +32,37 @@ pub(crate) struct Slot {
     /// The start-up limit of the server.
     pub startup_timeout: Duration,
     state: watch::Sender<State>,
+    /// Whether the start-up task may start the server: at once, or (a server whose tools are
+    /// remembered) when the session launches it or something waits for it.
+    launch: watch::Sender<bool>,
 }
 
 impl Slot {
-    pub(crate) fn new(name: String, startup_timeout: Duration) -> Slot {
-        Slot { name, startup_timeout, state: watch::Sender::new(State::Starting) }
+    /// A slot whose server starts at once (`launched`) or waits for [`Slot::launch`].
+    pub(crate) fn new(name: String, startup_timeout: Duration, launched: bool) -> Slot {
+        Slot {
+            name,
+            startup_timeout,
+            state: watch::Sender::new(State::Starting),
+            launch: watch::Sender::new(launched),
+        }
+    }
+
+    /// Lets the start-up task start the server (no effect once it has).
+    pub(crate) fn launch(&self) {
+        self.launch.send_if_modified(|launched| !std::mem::replace(launched, true));
+    }
+
+    /// Whether the server may be started (or has been).
+    pub(crate) fn is_launched(&self) -> bool {
+        *self.launch.borrow()
+    }
+
+    /// Waits until the server may be started.
+    pub(crate) async fn launched(&self) {
+        let mut receiver = self.launch.subscribe();
+        // The sender lives in `self`: the wait ends only by a launch.
+        let _ = receiver.wait_for(|launched| *launched).await;
     }
 
     /// The state now.
@@ -56,8 +82,10 @@ impl Slot {
         });
     }
 
-    /// Waits until the server is ready or has failed (bounded by its start-up limit).
+    /// Waits until the server is ready or has failed (bounded by its start-up limit), launching
+    /// it if it was not yet.
     pub(crate) async fn settled(&self) -> State {
+        self.launch();
         let mut receiver = self.state.subscribe();
         let wait = receiver.wait_for(|state| !matches!(state, State::Starting));
         match tokio::time::timeout(self.startup_timeout + SETTLE_MARGIN, wait).await {

@@ -18,6 +18,11 @@ use crate::progress::ProgressGuard;
 use crate::requester::Streamed;
 use crate::{recovery, text_calls};
 
+/// How long after a request is handed over the MCP servers whose tools are remembered start (see
+/// [`crate::mcp::McpServers::launch_after`]): by then the request is sent, and a model takes far
+/// longer to answer, so their start delays neither.
+const MCP_LAUNCH_DELAY: std::time::Duration = std::time::Duration::from_millis(5);
+
 /// What one user turn has counted so far.
 struct TurnState {
     /// Model requests made this turn.
@@ -121,6 +126,11 @@ impl Agent {
         {
             let detail = format!("estimated cost ${spent:.4} reached the budget of ${limit}");
             return Some(StopCause::Budget { detail });
+        }
+        // MCP servers whose tools are remembered start once this request is on its way (a session
+        // with a user present launched them at its start).
+        if let Some(servers) = &self.mcp {
+            servers.launch_after(MCP_LAUNCH_DELAY);
         }
         // A mode the user chose meanwhile (leaving plan mode) decides the tools this request offers.
         self.sync_mode(events);

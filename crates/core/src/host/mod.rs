@@ -221,6 +221,10 @@ impl SessionBuilder {
         let session_file = opened.writer.as_ref().map(|writer| writer.path().to_path_buf());
         let mut tools = ToolRegistry::builtin();
         let mcp = Arc::new(mcp.session().await);
+        // With a user present the servers start now; print mode starts them with its first request.
+        if self.interaction != Interaction::Headless {
+            mcp.launch();
+        }
         // The shell tool's description states the sandbox its commands run in (which waits for
         // the backend probe, started with the session and done by now).
         tools.register(Arc::new(lathe_tools::builtin::Shell::in_sandbox(ctx.sandbox.as_deref())));

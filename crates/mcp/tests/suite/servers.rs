@@ -289,3 +289,58 @@ async fn a_server_with_a_remembered_tool_list_starts_in_the_background_and_calls
     assert!(servers.late_warnings()[0].contains("`odd` failed to start"));
     servers.shutdown().await;
 }
+
+/// The odd server, noting each start in `marker` first.
+fn marking_odd_server(marker: &std::path::Path) -> Transport {
+    let Transport::Stdio { command, args, env } = odd_server(&[]) else { unreachable!("stdio") };
+    let note = format!("echo start >> '{}'", marker.display());
+    Transport::Stdio {
+        command: "sh".into(),
+        args: vec!["-c".into(), format!("{note}; exec {command} {}", args.join(" "))],
+        env,
+    }
+}
+
+/// Polls `servers` until its one server is connected (at most 20 s).
+async fn until_connected(servers: &lathe_mcp::McpServers) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !matches!(servers.reports()[0].status, ServerStatus::Connected { .. }) {
+        assert!(std::time::Instant::now() < deadline, "{servers:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_remembered_server_is_not_started_before_the_session_launches_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let marker = dir.path().join("starts");
+    let starts = || std::fs::read_to_string(&marker).unwrap_or_default().lines().count();
+    let mut settings = settings(dir.path());
+    settings.cache_dir = Some(dir.path().join("cache"));
+    let config =
+        || McpConfig { servers: vec![server("odd", marking_odd_server(&marker))], ..McpConfig::default() };
+
+    // Never started before: started at once and waited for.
+    let first = McpStartup::start(config(), settings.clone()).session().await;
+    assert!(matches!(first.reports()[0].status, ServerStatus::Connected { .. }), "{first:?}");
+    first.shutdown().await;
+    assert_eq!(starts(), 1);
+
+    // Remembered: its tools are offered, but nothing runs until the session launches it.
+    let servers = McpStartup::start(config(), settings.clone()).session().await;
+    assert!(matches!(servers.reports()[0].status, ServerStatus::Starting { tools: 2 }), "{servers:?}");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(starts(), 1, "started before it was launched");
+    servers.launch();
+    until_connected(&servers).await;
+    servers.launch();
+    assert_eq!(starts(), 2, "launched once");
+    servers.shutdown().await;
+
+    // Launched after a delay (print mode's first request).
+    let servers = McpStartup::start(config(), settings).session().await;
+    servers.launch_after(Duration::from_millis(10));
+    until_connected(&servers).await;
+    assert_eq!(starts(), 3);
+    servers.shutdown().await;
+}
