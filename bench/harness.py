@@ -12,7 +12,9 @@ Measures, over several runs of each scenario (runs alternate between the agents 
 
 Scenarios: a one-turn text answer; ten tool calls (one per turn: read_file, grep, glob, list_dir,
 shell, edit_file, write_file, ...) followed by a text answer; and, for Lathe alone when the test
-dependencies are installed, the ten tool calls with three stdio MCP servers and two hooks configured.
+dependencies are installed, the ten tool calls with three stdio MCP servers and two hooks configured:
+on a first start in a new home (Lathe waits for the servers' tool lists) and on a later start in the
+same workspace and home (the lists are remembered and the servers start in the background).
 With --peers, Lathe speaks OpenAI Responses, as Codex does; else Anthropic Messages.
 
 Usage: python3 bench/harness.py [--runs N] [--skip-build] [--peers codex] [--wire W] [--json FILE]
@@ -21,6 +23,7 @@ request (<= 5 ms with 3 MCP servers + 2 hooks); <= 3 ms per tool call, the first
 <= 12 MB peak RSS on the one-turn answer.
 """
 import argparse
+import functools
 import importlib
 import json
 import os
@@ -113,13 +116,15 @@ class Peer:
         return self.module.command(url, workspace, tmp)
 
 
-def run_once(turns, tmp, agent=None):
-    """One run of `agent` (default: Lathe over Anthropic Messages) on a fresh workspace and mock.
+def run_once(turns, tmp, agent=None, fresh=True):
+    """One run of `agent` (default: Lathe over Anthropic Messages) on a fresh workspace and mock
+    (`fresh=False`: on the workspace `tmp` already holds, as it is).
 
     Returns (wall ms, peak RSS MB, start -> first request ms, harness ms per tool call in order)."""
     agent = agent or Lathe()
     workspace = os.path.join(tmp, "ws")
-    seed(workspace)
+    if fresh:
+        seed(workspace)
     script = os.path.join(tmp, "script.json")
     log = os.path.join(tmp, "requests.jsonl")
     # The mock appends to its log: a second run in the same directory (a later start in the same
@@ -207,7 +212,7 @@ def with_extensions(tmp):
         json.dump({"hooks": {"PreToolUse": hook, "PostToolUse": hook}}, f)
 
 
-def run_with(setup, turns, tmp, agent):
+def run_with(setup, turns, tmp, agent=None):
     """`run_once` with `setup(tmp)` run after the workspace is seeded."""
     global seed
     original = seed
@@ -220,6 +225,17 @@ def run_with(setup, turns, tmp, agent):
         return run_once(turns, tmp, agent)
     finally:
         seed = original
+
+
+def run_later(setup, turns, tmp, agent):
+    """`run_with`, measured on a later start: a first run in the same workspace and home (not
+    measured), the workspace put back to its seeded state, then the measured run. Lathe then knows
+    the MCP servers' tool lists from the first start and starts the servers in the background."""
+    run_with(setup, turns, tmp, agent)
+    workspace = os.path.join(tmp, "ws")
+    subprocess.run(["git", "checkout", "-q", "--", "."], cwd=workspace, check=True)
+    subprocess.run(["git", "clean", "-qfd", "-e", ".claude"], cwd=workspace, check=True)
+    return run_once(turns, tmp, agent, fresh=False)
 
 
 def summary(values):
@@ -277,30 +293,34 @@ def main():
         module = importlib.import_module(f"peers.{name}")
         module.binary()  # install before the runs
         agents.append(Peer(module))
-    scenarios = [("one-turn text answer", scenario_text(), None, agents),
-                 ("ten tool calls", scenario_ten_tools(), None, agents)]
+    # (name, turns, how one run goes, the agents that run it, whether Lathe's peak RSS is measured)
+    scenarios = [("one-turn text answer", scenario_text(), run_once, agents, True),
+                 ("ten tool calls", scenario_ten_tools(), run_once, agents, True)]
     if os.path.exists(EVERYTHING):
         lathes = [agent for agent in agents if isinstance(agent, Lathe)]
-        scenarios.append(("ten tool calls, 3 stdio MCP servers + 2 hooks", scenario_ten_tools(), with_extensions,
-                          lathes))
+        # With MCP servers the peak RSS is a server's (node), not Lathe's.
+        first = functools.partial(run_with, with_extensions)
+        later = functools.partial(run_later, with_extensions)
+        scenarios.append(("ten tool calls, 3 stdio MCP servers + 2 hooks, first start in a new home",
+                          scenario_ten_tools(), first, lathes, False))
+        scenarios.append(("ten tool calls, 3 stdio MCP servers + 2 hooks, a later start",
+                          scenario_ten_tools(), later, lathes, False))
     else:
-        print(f"(skipping the MCP + hooks scenario: {EVERYTHING} is missing; run scripts/install-test-deps.sh)")
-    figures = {(s, a.name): Figures() for s, _, _, scenario_agents in scenarios for a in scenario_agents}
+        print(f"(skipping the MCP + hooks scenarios: {EVERYTHING} is missing; run scripts/install-test-deps.sh)")
+    figures = {(s, a.name): Figures() for s, _, _, scenario_agents, _ in scenarios for a in scenario_agents}
     # Runs alternate between the agents (and scenarios), so a load change on the machine hits all alike.
     for _ in range(args.runs):
-        for name, turns, setup, scenario_agents in scenarios:
+        for name, turns, run, scenario_agents, _ in scenarios:
             for agent in scenario_agents:
                 with tempfile.TemporaryDirectory() as tmp:
-                    result = run_with(setup, turns, tmp, agent) if setup else run_once(turns, tmp, agent)
-                figures[(name, agent.name)].add(result)
+                    figures[(name, agent.name)].add(run(turns, tmp, agent))
     load = os.getloadavg()
     print(f"load average after the runs: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
-    for name, _, setup, scenario_agents in scenarios:
+    for name, _, _, scenario_agents, rss in scenarios:
         print(name)
         for agent in scenario_agents:
             label = f"{agent.name} ({agent.wire})" if isinstance(agent, Lathe) else agent.name
-            # With MCP servers the peak RSS is a server's (node), not Lathe's.
-            figures[(name, agent.name)].print(label, args.runs, rss=setup is None)
+            figures[(name, agent.name)].print(label, args.runs, rss=rss)
         lathe = figures[(name, agents[0].name)]
         for agent in scenario_agents[1:]:
             peer = figures[(name, agent.name)]
