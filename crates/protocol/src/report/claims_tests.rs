@@ -127,3 +127,11 @@ fn every_pattern_compiles() {
     assert_eq!(WORKS_RE.len(), WORKS.len());
     assert_eq!(BUILDS_RE.len(), BUILDS.len());
 }
+
+#[test]
+fn every_phrase_pattern_compiles() {
+    use super::super::phrases::{BUILDS, TESTS, WORKS};
+    for patterns in [TESTS, WORKS, BUILDS] {
+        assert_eq!(super::compiled(patterns).len(), patterns.len(), "{patterns:?}");
+    }
+}
