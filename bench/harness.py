@@ -15,6 +15,8 @@ shell, edit_file, write_file, ...) followed by a text answer; and, for Lathe alo
 dependencies are installed, the ten tool calls with three stdio MCP servers and two hooks configured:
 on a first start in a new home (Lathe waits for the servers' tool lists) and on a later start in the
 same workspace and home (the lists are remembered and the servers start in the background).
+Beside the one-turn answer runs a floor: a small C client (bench/floor/client.c) that only sends one
+request, timed the same way, which shows the share of process start and the harness's own spawn.
 With --peers, Lathe speaks OpenAI Responses, as Codex does; else Anthropic Messages.
 
 Usage: python3 bench/harness.py [--runs N] [--skip-build] [--peers codex] [--wire W] [--json FILE]
@@ -114,6 +116,32 @@ class Peer:
 
     def command(self, url, workspace, tmp):
         return self.module.command(url, workspace, tmp)
+
+
+class Floor:
+    """bench/floor/client.c: connects and sends one small request, nothing else. Timed like an agent,
+    it shows how much of "start -> first request" is process start and the harness's own spawn."""
+
+    name = "floor"
+    wire = "anthropic"
+
+    def __init__(self, binary):
+        self.binary = binary
+
+    def turns(self, turns):
+        return turns
+
+    def command(self, url, workspace, tmp):
+        return [self.binary, url.rsplit(":", 1)[1].strip("/")], dict(os.environ)
+
+
+def floor_client():
+    """bench/floor/client.c built with the C compiler (`cc`) into the target directory; None
+    without one."""
+    source = os.path.join(ROOT, "bench", "floor", "client.c")
+    binary = os.path.join(TARGET, "bench-floor-client")
+    built = subprocess.run(["cc", "-O2", "-o", binary, source], capture_output=True)
+    return binary if built.returncode == 0 else None
 
 
 def run_once(turns, tmp, agent=None, fresh=True):
@@ -293,8 +321,10 @@ def main():
         module = importlib.import_module(f"peers.{name}")
         module.binary()  # install before the runs
         agents.append(Peer(module))
+    floor = floor_client()
+    floors = [Floor(floor)] if floor else []
     # (name, turns, how one run goes, the agents that run it, whether Lathe's peak RSS is measured)
-    scenarios = [("one-turn text answer", scenario_text(), run_once, agents, True),
+    scenarios = [("one-turn text answer", scenario_text(), run_once, agents + floors, True),
                  ("ten tool calls", scenario_ten_tools(), run_once, agents, True)]
     if os.path.exists(EVERYTHING):
         lathes = [agent for agent in agents if isinstance(agent, Lathe)]
@@ -320,9 +350,11 @@ def main():
         print(name)
         for agent in scenario_agents:
             label = f"{agent.name} ({agent.wire})" if isinstance(agent, Lathe) else agent.name
+            if isinstance(agent, Floor):
+                label = "floor: a C client that only sends one request"
             figures[(name, agent.name)].print(label, args.runs, rss=rss)
         lathe = figures[(name, agents[0].name)]
-        for agent in scenario_agents[1:]:
+        for agent in [agent for agent in scenario_agents[1:] if not isinstance(agent, Floor)]:
             peer = figures[(name, agent.name)]
             print(f"  {agent.name} / lathe, medians: wall {statistics.median(peer.walls) / statistics.median(lathe.walls):.1f}x"
                   f", peak RSS {statistics.median(peer.rss) / statistics.median(lathe.rss):.1f}x")
