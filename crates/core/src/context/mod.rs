@@ -108,12 +108,13 @@ impl ContextManager {
         tools: &[ToolSpec],
         ledger: &[LedgerItem],
     ) -> ContextManager {
+        let fixed_parts = fixed::FixedParts::of(system, tools);
         let mut manager = ContextManager {
             budget,
             settings,
             tokens: Vec::with_capacity(ledger.len()),
-            fixed: budget::system_tokens(system) + budget::tools_tokens(tools),
-            fixed_parts: fixed::FixedParts::of(system, tools),
+            fixed: fixed_parts.total(),
+            fixed_parts,
             pruned: HashSet::new(),
             anchor: None,
             generation: 0,
@@ -128,8 +129,8 @@ impl ContextManager {
     /// Counts `system` and `tools` as the fixed part of every request from now on (tools were
     /// added to the list: deferred ones loaded).
     pub fn set_fixed(&mut self, system: &[SystemBlock], tools: &[ToolSpec]) {
-        self.fixed = budget::system_tokens(system) + budget::tools_tokens(tools);
         self.fixed_parts = fixed::FixedParts::of(system, tools);
+        self.fixed = self.fixed_parts.total();
     }
 
     /// The thresholds.
