@@ -14,11 +14,17 @@
 //! - **Stop:** [`REFUSAL_LIMIT`] refused repeats in a run end it as no progress
 //!   ([`CallGuard::stalled`]); the calls after that point are answered, not run.
 //!
+//! - **Kept files:** with verify-before-claiming on, `edit_file` and `write_file` calls on a file the
+//!   prompt says not to change are refused ([`crate::agent::KeptFiles`]).
+//!
 //! Every call still gets exactly one result: a refused call's result has status `Failed`.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 
 use lathe_protocol::{ToolCall, ToolResult, ToolStatus};
+
+use crate::agent::KeptFiles;
 
 /// Calls per response run when neither the user nor the provider says otherwise.
 pub const DEFAULT_MAX_CALLS_PER_RESPONSE: u32 = 16;
@@ -52,12 +58,21 @@ pub struct CallGuard {
     refusals: u32,
     /// The last refused call, as `name arguments`.
     last_refused: Option<String>,
+    /// Files the prompt says not to change, and the workspace their paths are relative to.
+    kept: Option<(KeptFiles, PathBuf)>,
 }
 
 impl CallGuard {
     /// A guard for one run that lets `max_per_response` calls of a response run (0 = unlimited).
     pub fn new(max_per_response: u32) -> CallGuard {
         CallGuard { max_per_response, ..CallGuard::default() }
+    }
+
+    /// Refuses `edit_file` and `write_file` calls on the files of `kept` (paths relative to
+    /// `workspace`); nothing when it holds none.
+    pub(crate) fn keeping(mut self, kept: KeptFiles, workspace: PathBuf) -> CallGuard {
+        self.kept = (!kept.paths.is_empty()).then_some((kept, workspace));
+        self
     }
 
     /// Decides, before it runs, whether the call at `index` (0-based, model order) of a response
@@ -85,7 +100,7 @@ impl CallGuard {
         let count = self.counts.entry(key(call)).or_default();
         *count += 1;
         if *count <= REPEATS_ALLOWED {
-            return None;
+            return self.kept_refusal(call);
         }
         self.refusals += 1;
         let shown = describe(call);
@@ -96,6 +111,21 @@ impl CallGuard {
                 "error: not run: this exact call ({shown}) was already made twice in this run and its result is \
                  above. Repeating it will not change anything: do something different."
             ),
+        })
+    }
+
+    /// The refusal of a change to a kept file.
+    fn kept_refusal(&self, call: &ToolCall) -> Option<Refusal> {
+        let (kept, workspace) = self.kept.as_ref()?;
+        if !matches!(call.name.as_str(), "edit_file" | "write_file") {
+            return None;
+        }
+        let file = kept.holds(call.arguments.get("path")?.as_str()?, workspace)?;
+        let instead =
+            kept.instead.as_ref().map(|other| format!(" Change {other} instead.")).unwrap_or_default();
+        Some(Refusal {
+            decision: "not run: the task says not to change this file",
+            message: format!("error: not run: the task says not to change {file}.{instead}"),
         })
     }
 

@@ -109,3 +109,28 @@ fn long_arguments_are_cut_in_the_message() {
     let refusal = guard.check(&call, 0, 1).unwrap();
     assert!(refusal.message.len() < 500 && refusal.message.contains('…'), "{}", refusal.message);
 }
+
+#[test]
+fn changes_to_a_kept_file_are_refused_and_other_calls_run() {
+    let kept = KeptFiles::from_prompt("`python3 test_calc.py` fails. Fix calc.py; do not change the test.");
+    let mut guard = CallGuard::new(0).keeping(kept, PathBuf::from("/ws"));
+    let call = |name: &str, path: &str| ToolCall {
+        id: "c".into(),
+        name: name.into(),
+        arguments: json!({"path": path, "content": "x"}),
+        incomplete: None,
+    };
+    for (name, path) in [("edit_file", "test_calc.py"), ("write_file", "/ws/test_calc.py")] {
+        let refusal = guard.check(&call(name, path), 0, 1).expect("refused");
+        assert_eq!(
+            refusal.message,
+            "error: not run: the task says not to change test_calc.py. Change calc.py instead."
+        );
+    }
+    assert_eq!(guard.check(&call("edit_file", "calc.py"), 0, 1), None);
+    assert_eq!(guard.check(&call("read_file", "test_calc.py"), 0, 1), None);
+    assert_eq!(guard.check(&shell("python3 test_calc.py"), 0, 1), None);
+    // Without a kept file nothing changes.
+    let mut plain = CallGuard::new(0).keeping(KeptFiles::default(), PathBuf::from("/ws"));
+    assert_eq!(plain.check(&call("edit_file", "test_calc.py"), 0, 1), None);
+}

@@ -21,6 +21,7 @@ mod compaction;
 mod controls;
 mod goal;
 mod hooks;
+mod kept;
 mod memory;
 mod reproduce;
 mod rewind;
@@ -51,6 +52,7 @@ use tokio_util::sync::CancellationToken;
 
 use self::controls::Controls;
 pub use self::goal::{GoalControl, ResumedGoal};
+pub(crate) use self::kept::KeptFiles;
 pub use self::rewind::Rewound;
 pub use self::settings::AgentSettings;
 use self::settings::Limits;

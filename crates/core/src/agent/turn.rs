@@ -49,7 +49,8 @@ impl Agent {
             continuations: 0,
             images_replaced: false,
             progress: ProgressGuard::default(),
-            guard: CallGuard::new(self.limits.max_calls_per_response),
+            guard: CallGuard::new(self.limits.max_calls_per_response)
+                .keeping(self.kept_files(), self.ctx.workspace.clone()),
             stop_checks: StopChecks::default(),
             nudges: 0,
         };

@@ -324,7 +324,7 @@ fn detail(state: &State, claims: &[lathe_protocol::report::Claim]) -> String {
 }
 
 /// Where the run's user prompt is in `items` (0 when none) and its text.
-fn run_prompt(items: &[LedgerItem]) -> (usize, String) {
+pub(super) fn run_prompt(items: &[LedgerItem]) -> (usize, String) {
     let start = items
         .iter()
         .rposition(|item| matches!(item, LedgerItem::User(m) if m.origin == UserOrigin::User))

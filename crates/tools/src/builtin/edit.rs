@@ -19,6 +19,7 @@ use super::write::{check_fresh, counted_diff};
 use super::{MAX_READ_BYTES, blocking, io_reason, read_limited};
 use crate::context::ToolContext;
 use crate::files::text::{Decoded, LineEnding, decode, encode, line_ending, to_crlf};
+use crate::syntax::{Language, SyntaxError};
 use crate::tool::{Access, Effect, Tool, ToolError, ToolOutput};
 
 /// Characters of diff shown after an edit.
@@ -95,28 +96,46 @@ impl Tool for EditFile {
     }
 
     async fn run(&self, args: EditArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let Planned { path, shown, decoded, plan, lines, new_text, trimmed } = self.plan_edit(&args, ctx)?;
+        let Planned { path, shown, decoded, plan, lines, mut new_text, mut trimmed } =
+            self.plan_edit(&args, ctx)?;
         // Where the replacement starts: the text before it is unchanged.
         let edited_at = decoded.text.find(&plan.old).unwrap_or(0);
-        let (checked, before, after) = (path.clone(), decoded.text.clone(), new_text.clone());
-        let (broken, unreachable) = blocking(ctx, move || {
-            let broken = crate::syntax::broken_by_edit(&checked, &before, &after, edited_at);
-            let unreachable =
-                broken.is_none().then(|| crate::syntax::unreachable_by_edit(&checked, &before, &after));
-            (broken, unreachable.flatten())
-        })
-        .await?;
+        let (mut broken, mut unreachable) = checked(ctx, &path, &decoded.text, &new_text, edited_at).await?;
+        // A definition put inside the function above it, after its return: the strict edit_file
+        // makes it that function's sibling when the result is then clean (see `edit_indent`).
+        let bodiless = super::edit_indent::definition_without_body(&plan.old, &plan.new);
+        let nested = self.strict
+            && !bodiless
+            && !args.replace_all.unwrap_or(false)
+            && (broken.is_some() || unreachable.is_some());
+        if let Some(sibling) =
+            nested.then(|| super::edit_indent::as_sibling(&decoded.text, &plan.old, &plan.new)).flatten()
+        {
+            let text = decoded.text.replacen(&plan.old, &sibling, 1);
+            if let (None, None) = checked(ctx, &path, &decoded.text, &text, edited_at).await? {
+                new_text = text;
+                (broken, unreachable) = (None, None);
+                let note = "new_string put the new definition inside the one above it, after its return, \
+                            where it would never run; it was dedented to sit beside that one instead.";
+                trimmed = Some(trimmed.map_or(note.to_string(), |before| format!("{before}\n{note}")));
+            }
+        }
+        let body = if bodiless {
+            " new_string must also hold the new definition's body (its indented lines)."
+        } else {
+            ""
+        };
         if let (Some((language, error)), true) = (&broken, self.strict) {
             return Err(ToolError::Failed(format!(
                 "edit_file: {shown} was left unchanged: after this edit it would not parse as {} ({error}). \
-                 new_string must be whole lines with the file's indentation.",
+                 new_string must be whole lines with the file's indentation.{body}",
                 language.name()
             )));
         }
         if let (Some((_, found)), true) = (&unreachable, self.strict) {
             return Err(ToolError::Failed(format!(
                 "edit_file: {shown} was left unchanged: after this edit, line {}: {}. A new top-level \
-                 function or class starts at column 0 (no indentation).",
+                 function or class starts at column 0 (no indentation).{body}",
                 found.line, found.what
             )));
         }
@@ -169,6 +188,25 @@ impl Tool for EditFile {
         }
         Ok(ToolOutput { view: Some(view), change: Some(change), ..ToolOutput::text(text) })
     }
+}
+
+/// Whether `after` (the file `path` after an edit made at byte `edited_at` of `before`) breaks its
+/// parse, or else adds unreachable code ([`crate::syntax`]).
+async fn checked(
+    ctx: &ToolContext,
+    path: &std::path::Path,
+    before: &str,
+    after: &str,
+    edited_at: usize,
+) -> Result<(Option<(Language, SyntaxError)>, Option<(Language, SyntaxError)>), ToolError> {
+    let (path, before, after) = (path.to_path_buf(), before.to_string(), after.to_string());
+    blocking(ctx, move || {
+        let broken = crate::syntax::broken_by_edit(&path, &before, &after, edited_at);
+        let unreachable =
+            broken.is_none().then(|| crate::syntax::unreachable_by_edit(&path, &before, &after));
+        (broken, unreachable.flatten())
+    })
+    .await
 }
 
 impl EditFile {

@@ -368,22 +368,26 @@ async fn the_end_of_file_hint_is_only_given_when_the_last_line_occurs_once_as_te
 }
 
 #[tokio::test]
-async fn a_function_added_inside_the_one_above_it_is_refused_by_the_strict_edit_file_and_warned_of_otherwise()
-{
+async fn a_function_added_inside_the_one_above_it_is_made_its_sibling_by_the_strict_edit_file_and_warned_of_otherwise()
+ {
     let utils = "def label(code):\n    return str(code)\n\n\ndef limit():\n    return 80\n";
     let nested = json!({"path": "u.py", "old_string": "    return str(code)", "new_string": "    return str(code)\n\n    def product_of(a, b):\n        return a * b"});
     let strict = Workspace::new().with_tool(std::sync::Arc::new(super::EditFile::strict()));
     strict.put("u.py", utils);
     read(&strict, "u.py").await;
-    let err = strict.fails("edit_file", nested.clone()).await;
+    let out = strict.ok("edit_file", nested.clone()).await;
+    assert!(out.contains("it was dedented to sit beside that one instead"), "{out}");
+    let fixed = "def label(code):\n    return str(code)\n\ndef product_of(a, b):\n    return a * b\n\n\ndef limit():\n    return 80\n";
+    assert_eq!(strict.bytes("u.py"), fixed.as_bytes());
+    // Without a body it cannot be made right: refused, saying what is missing.
+    let bodiless = json!({"path": "u.py", "old_string": "    return 80", "new_string": "    return 80\n\n\n    def last_item(items):"});
+    let err = strict.fails("edit_file", bodiless).await;
     assert!(
-        err.contains("u.py was left unchanged: after this edit, line 4: `def product_of(a, b):` comes after the end of label's body and is never defined"),
+        err.contains("u.py was left unchanged") && err.contains("must also hold the new definition's body"),
         "{err}"
     );
-    assert_eq!(strict.bytes("u.py"), utils.as_bytes());
-    // At column 0 it is a function of its own.
-    edit(&strict, "u.py", "    return 80", "    return 80\n\n\ndef product_of(a, b):\n    return a * b")
-        .await;
+    assert_eq!(strict.bytes("u.py"), fixed.as_bytes());
+    // The default edit_file makes the edit as written, and warns.
     let ws = Workspace::new();
     ws.put("u.py", utils);
     read(&ws, "u.py").await;

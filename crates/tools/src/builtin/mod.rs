@@ -8,6 +8,7 @@
 
 pub mod edit;
 pub(crate) mod edit_hint;
+mod edit_indent;
 mod git_index;
 pub mod glob;
 pub mod grep;

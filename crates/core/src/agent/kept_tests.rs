@@ -1,0 +1,60 @@
+use std::path::Path;
+
+use super::*;
+
+fn kept(prompt: &str) -> (Vec<&'static str>, Option<&'static str>) {
+    let found = KeptFiles::from_prompt(prompt);
+    let leak = |text: String| -> &'static str { Box::leak(text.into_boxed_str()) };
+    (found.paths.into_iter().map(leak).collect(), found.instead.map(leak))
+}
+
+#[test]
+fn the_test_is_the_test_file_the_prompt_names() {
+    assert_eq!(
+        kept("`python3 test_rocket_calc.py` fails. Fix the bug in rocket_calc.py; do not change the test."),
+        (vec!["test_rocket_calc.py"], Some("rocket_calc.py"))
+    );
+    assert_eq!(
+        kept("Make tests/test_api.py pass by fixing api/server.py. Don't modify the tests!"),
+        (vec!["tests/test_api.py"], Some("api/server.py"))
+    );
+    assert_eq!(
+        kept("calc_test.go fails; never edit the test file, fix calc.go"),
+        (vec!["calc_test.go"], Some("calc.go"))
+    );
+}
+
+#[test]
+fn named_files_and_leave_or_keep_them() {
+    assert_eq!(
+        kept("Add a flag to cli.py. Do not change config.py or `db.py`."),
+        (vec!["config.py", "db.py"], Some("cli.py"))
+    );
+    assert_eq!(kept("Fix app.py and leave utils.py unchanged."), (vec!["utils.py"], Some("app.py")));
+    assert_eq!(kept("Keep README.md as it is; update main.rs."), (vec!["README.md"], Some("main.rs")));
+}
+
+#[test]
+fn nothing_kept_without_such_a_sentence() {
+    for prompt in [
+        "`python3 test_calc.py` fails. Fix it.",
+        "Fix the typo in app.py: it should say Hello.",
+        "Do not forget to run the tests.",
+        "Change the test in test_a.py so it checks 4.",
+        "Don't worry about test_a.py.",
+    ] {
+        assert_eq!(KeptFiles::from_prompt(prompt), KeptFiles::default(), "{prompt}");
+    }
+}
+
+#[test]
+fn a_kept_file_is_matched_relative_absolute_or_below_a_folder() {
+    let found = KeptFiles::from_prompt("Fix calc.py; do not change test_calc.py.");
+    let workspace = Path::new("/ws/project");
+    for path in ["test_calc.py", "./test_calc.py", "/ws/project/test_calc.py", "sub/test_calc.py"] {
+        assert_eq!(found.holds(path, workspace), Some("test_calc.py"), "{path}");
+    }
+    for path in ["calc.py", "my_test_calc.py", "/elsewhere/x.py"] {
+        assert_eq!(found.holds(path, workspace), None, "{path}");
+    }
+}
