@@ -121,8 +121,11 @@ impl CallGuard {
             return None;
         }
         let file = kept.holds(call.arguments.get("path")?.as_str()?, workspace)?;
-        let instead =
-            kept.instead.as_ref().map(|other| format!(" Change {other} instead.")).unwrap_or_default();
+        let instead = kept
+            .instead
+            .as_ref()
+            .map(|other| format!(" The change belongs in {other}: read it with read_file, then edit it."))
+            .unwrap_or_default();
         Some(Refusal {
             decision: "not run: the task says not to change this file",
             message: format!("error: not run: the task says not to change {file}.{instead}"),

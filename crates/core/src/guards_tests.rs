@@ -124,7 +124,8 @@ fn changes_to_a_kept_file_are_refused_and_other_calls_run() {
         let refusal = guard.check(&call(name, path), 0, 1).expect("refused");
         assert_eq!(
             refusal.message,
-            "error: not run: the task says not to change test_calc.py. Change calc.py instead."
+            "error: not run: the task says not to change test_calc.py. The change belongs in calc.py: read it with \
+             read_file, then edit it."
         );
     }
     assert_eq!(guard.check(&call("edit_file", "calc.py"), 0, 1), None);
