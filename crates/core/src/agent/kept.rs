@@ -31,12 +31,13 @@ impl KeptFiles {
     /// the kind.
     pub(crate) fn from_prompt(prompt: &str) -> KeptFiles {
         let named = file_names(prompt);
-        let lower = prompt.to_lowercase();
+        let lower = prompt.to_ascii_lowercase();
         let mut objects: Vec<&str> = Vec::new();
         for negation in ["do not ", "don't ", "dont ", "never ", "must not ", "should not "] {
             for (at, _) in lower.match_indices(negation) {
                 let rest = &prompt[at + negation.len()..];
-                let Some(verb) = CHANGE_VERBS.iter().find(|verb| rest.to_lowercase().starts_with(*verb))
+                let Some(verb) =
+                    CHANGE_VERBS.iter().find(|verb| rest.to_ascii_lowercase().starts_with(*verb))
                 else {
                     continue;
                 };
@@ -46,7 +47,7 @@ impl KeptFiles {
         for keep in ["leave ", "keep "] {
             for (at, _) in lower.match_indices(keep) {
                 let rest = clause(&prompt[at + keep.len()..]);
-                let rest_lower = rest.to_lowercase();
+                let rest_lower = rest.to_ascii_lowercase();
                 if let Some(end) = UNCHANGED.iter().filter_map(|word| rest_lower.find(word)).min() {
                     objects.push(&rest[..end]);
                 }
@@ -54,7 +55,8 @@ impl KeptFiles {
         }
         let mut paths: Vec<String> = Vec::new();
         for object in objects {
-            let words: Vec<String> = object.split_whitespace().map(|word| word.to_lowercase()).collect();
+            let words: Vec<String> =
+                object.split_whitespace().map(|word| word.to_ascii_lowercase()).collect();
             let tests = words.iter().any(|word| {
                 matches!(
                     word.trim_matches(|c: char| !c.is_alphanumeric()),
@@ -102,7 +104,7 @@ const NEXT_PART: [&str; 12] =
 
 /// The object of a change verb in `clause`: up to ` but `, or a comma before [`NEXT_PART`].
 fn object(clause: &str) -> &str {
-    let lower = clause.to_lowercase();
+    let lower = clause.to_ascii_lowercase();
     let mut end = lower.find(" but ").unwrap_or(clause.len());
     for (at, _) in lower.match_indices(", ") {
         let next = lower[at + 2..].split_whitespace().next().unwrap_or("");

@@ -58,3 +58,13 @@ fn a_kept_file_is_matched_relative_absolute_or_below_a_folder() {
         assert_eq!(found.holds(path, workspace), None, "{path}");
     }
 }
+
+#[test]
+fn text_whose_lowercase_is_longer_is_read_without_a_panic() {
+    // `İ` lowercases to two characters: positions found in a Unicode-lowercased copy would not be
+    // positions in the prompt.
+    assert_eq!(
+        kept("İİİİ Fix calc.py; İİ do not change test_calc.py İİ."),
+        (vec!["test_calc.py"], Some("calc.py"))
+    );
+}
