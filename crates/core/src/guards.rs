@@ -15,7 +15,7 @@
 //!   ([`CallGuard::stalled`]); the calls after that point are answered, not run.
 //!
 //! - **Kept files:** with verify-before-claiming on, `edit_file` and `write_file` calls on a file the
-//!   prompt says not to change are refused ([`crate::agent::KeptFiles`]).
+//!   prompt says not to change are refused ([`crate::kept`]).
 //!
 //! Every call still gets exactly one result: a refused call's result has status `Failed`.
 
@@ -24,7 +24,7 @@ use std::path::PathBuf;
 
 use lathe_protocol::{ToolCall, ToolResult, ToolStatus};
 
-use crate::agent::KeptFiles;
+use crate::kept::KeptFiles;
 
 /// Calls per response run when neither the user nor the provider says otherwise.
 pub const DEFAULT_MAX_CALLS_PER_RESPONSE: u32 = 16;

@@ -47,6 +47,7 @@ pub(crate) mod history;
 pub mod hooks;
 pub mod host;
 pub mod instructions;
+pub(crate) mod kept;
 pub mod mcp;
 pub mod memory;
 pub mod paths;

@@ -21,7 +21,6 @@ mod compaction;
 mod controls;
 mod goal;
 mod hooks;
-mod kept;
 mod memory;
 mod reproduce;
 mod rewind;
@@ -52,7 +51,6 @@ use tokio_util::sync::CancellationToken;
 
 use self::controls::Controls;
 pub use self::goal::{GoalControl, ResumedGoal};
-pub(crate) use self::kept::KeptFiles;
 pub use self::rewind::Rewound;
 pub use self::settings::AgentSettings;
 use self::settings::Limits;

@@ -324,7 +324,18 @@ fn detail(state: &State, claims: &[lathe_protocol::report::Claim]) -> String {
 }
 
 /// Where the run's user prompt is in `items` (0 when none) and its text.
-pub(super) fn run_prompt(items: &[LedgerItem]) -> (usize, String) {
+impl Agent {
+    /// The files the running user turn's prompt says not to change ([`crate::kept`]), with
+    /// verify-before-claiming on; none otherwise.
+    pub(super) fn kept_files(&self) -> crate::kept::KeptFiles {
+        if !self.verify_changes {
+            return crate::kept::KeptFiles::default();
+        }
+        crate::kept::KeptFiles::from_prompt(&run_prompt(self.transcript.items()).1)
+    }
+}
+
+fn run_prompt(items: &[LedgerItem]) -> (usize, String) {
     let start = items
         .iter()
         .rposition(|item| matches!(item, LedgerItem::User(m) if m.origin == UserOrigin::User))

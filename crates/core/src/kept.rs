@@ -9,8 +9,6 @@
 //! included (`python3 test_calc.py`): `test_*`, `*_test.*`, `*.test.*`, `*_spec.*`, or under a
 //! `tests/` folder. Shell commands are not judged: what they write is not known before they run.
 
-use super::Agent;
-
 /// Files a user turn must not change, and the one the prompt points at instead.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct KeptFiles {
@@ -165,17 +163,6 @@ fn is_test_file(path: &str) -> bool {
         || base.contains(".spec.")
         || path.starts_with("tests/")
         || path.contains("/tests/")
-}
-
-impl Agent {
-    /// The files the running user turn's prompt says not to change, with verify-before-claiming
-    /// on; none otherwise.
-    pub(super) fn kept_files(&self) -> KeptFiles {
-        if !self.verify_changes {
-            return KeptFiles::default();
-        }
-        KeptFiles::from_prompt(&super::verify::run_prompt(self.transcript.items()).1)
-    }
 }
 
 #[cfg(test)]
