@@ -32,7 +32,7 @@ impl KeptFiles {
         let lower = prompt.to_ascii_lowercase();
         let mut objects: Vec<&str> = Vec::new();
         for negation in ["do not ", "don't ", "dont ", "never ", "must not ", "should not "] {
-            for (at, _) in lower.match_indices(negation) {
+            for (at, _) in lower.match_indices(negation).filter(|(at, _)| starts_word(&lower, *at)) {
                 let rest = &prompt[at + negation.len()..];
                 let Some(verb) =
                     CHANGE_VERBS.iter().find(|verb| rest.to_ascii_lowercase().starts_with(*verb))
@@ -43,14 +43,21 @@ impl KeptFiles {
             }
         }
         for keep in ["leave ", "keep "] {
-            for (at, _) in lower.match_indices(keep) {
+            for (at, _) in lower.match_indices(keep).filter(|(at, _)| starts_word(&lower, *at)) {
                 let rest = clause(&prompt[at + keep.len()..]);
                 let rest_lower = rest.to_ascii_lowercase();
-                if let Some(end) = UNCHANGED.iter().filter_map(|word| rest_lower.find(word)).min() {
+                let end = UNCHANGED.iter().filter_map(|word| find_word(&rest_lower, word)).min();
+                if let Some(end) = end {
                     objects.push(&rest[..end]);
                 }
             }
         }
+        // `any file other than calc.py`, `what the tests check`: not the files named.
+        objects.retain(|object| {
+            let lower = object.to_ascii_lowercase();
+            let first = lower.split_whitespace().next().unwrap_or("");
+            !EXCEPTIONS.iter().any(|word| find_word(&lower, word).is_some()) && !NOT_OBJECTS.contains(&first)
+        });
         let mut paths: Vec<String> = Vec::new();
         for object in objects {
             let words: Vec<String> =
@@ -96,21 +103,40 @@ impl KeptFiles {
     }
 }
 
-/// Words that start the next part of a sentence after a comma (`don't edit the test, fix calc.go`).
-const NEXT_PART: [&str; 12] =
-    ["fix", "change", "update", "edit", "add", "make", "run", "use", "just", "only", "instead", "then"];
+/// Words that make the object an exception rather than the files kept (`any file other than
+/// calc.py`).
+const EXCEPTIONS: [&str; 5] = ["other than", "except", "besides", "apart from", "outside"];
 
-/// The object of a change verb in `clause`: up to ` but `, or a comma before [`NEXT_PART`].
+/// First words of an object that is not a thing to keep (`don't change what the tests check`).
+const NOT_OBJECTS: [&str; 8] = ["what", "how", "why", "whether", "when", "where", "which", "anything"];
+
+/// The object of a change verb in `clause`: up to ` but `, or up to a `, ` or ` and ` that does not
+/// go on listing files (`config.py, db.py and x.py` is one object; `the test, the bug is in calc.py`
+/// is not).
 fn object(clause: &str) -> &str {
     let lower = clause.to_ascii_lowercase();
     let mut end = lower.find(" but ").unwrap_or(clause.len());
-    for (at, _) in lower.match_indices(", ") {
-        let next = lower[at + 2..].split_whitespace().next().unwrap_or("");
-        if NEXT_PART.contains(&next) {
-            end = end.min(at);
+    for separator in [", ", " and "] {
+        for (at, _) in lower.match_indices(separator) {
+            let next = clause[at + separator.len()..].split_whitespace().next().unwrap_or("");
+            if file_names(next).is_empty() {
+                end = end.min(at);
+            }
         }
     }
     &clause[..end]
+}
+
+/// Whether `at` starts a word of `text` (nothing alphanumeric just before it).
+fn starts_word(text: &str, at: usize) -> bool {
+    !text[..at].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '\'')
+}
+
+/// Where `word` first occurs in `text` as whole words.
+fn find_word(text: &str, word: &str) -> Option<usize> {
+    text.match_indices(word).map(|(at, _)| at).find(|&at| {
+        starts_word(text, at) && !text[at + word.len()..].chars().next().is_some_and(char::is_alphanumeric)
+    })
 }
 
 /// `text` up to the end of its clause: `;`, a line break, or a sentence's end (`.`, `!`, `?`
@@ -132,9 +158,10 @@ fn clause(text: &str) -> &str {
 fn file_names(text: &str) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     for word in text.split_whitespace() {
+        let marks = |c: char| "`'\"()[]{}<>,;:!?*".contains(c);
         let word = word
-            .trim_matches(|c: char| "`'\"()[]{}<>,;:!?*".contains(c))
-            .trim_end_matches('.')
+            .trim_start_matches(marks)
+            .trim_end_matches(|c: char| marks(c) || c == '.')
             .trim_start_matches("./");
         let Some((stem, extension)) = word.rsplit_once('.') else { continue };
         let plain = |c: char| c.is_alphanumeric() || "_-./".contains(c);

@@ -68,3 +68,33 @@ fn text_whose_lowercase_is_longer_is_read_without_a_panic() {
         (vec!["test_calc.py"], Some("calc.py"))
     );
 }
+
+#[test]
+fn exceptions_questions_later_clauses_and_parts_of_words_keep_nothing_wrong() {
+    // An allow-list, not a keep-list.
+    assert_eq!(kept("Fix calc.py. Do not modify any file other than calc.py."), (vec![], None));
+    assert_eq!(kept("Don't touch anything except app.py."), (vec![], None));
+    // What the tests check is not the test file.
+    assert_eq!(
+        kept("Update test_calc.py for the new API; don't change what the tests check."),
+        (vec![], None)
+    );
+    // The object ends where the next clause starts.
+    assert_eq!(
+        kept("Don't change the test, the bug is in calc.py (see test_calc.py)."),
+        (vec!["test_calc.py"], Some("calc.py"))
+    );
+    assert_eq!(
+        kept("Don't change the tests and fix calc.py; test_calc.py fails."),
+        (vec!["test_calc.py"], Some("calc.py"))
+    );
+    // A list of files goes on over commas and `and`.
+    assert_eq!(
+        kept("Fix main.py. Do not change a.py, b.py and c.py."),
+        (vec!["a.py", "b.py", "c.py"], Some("main.py"))
+    );
+    // Inside other words: `has issues`, `standalone`, `whenever`.
+    assert_eq!(kept("Keep in mind parser.py has issues with tabs."), (vec![], None));
+    assert_eq!(kept("Keep the standalone build in build.py working."), (vec![], None));
+    assert_eq!(kept("Whenever change.py runs, log it."), (vec![], None));
+}

@@ -63,13 +63,23 @@ pub struct ServerReport {
     pub status: ServerStatus,
 }
 
+/// A server's start-up task, aborted when dropped: a start-up dropped before a session takes it
+/// over (session start failed) leaves no task waiting to be launched.
+struct StartupTask(JoinHandle<()>);
+
+impl Drop for StartupTask {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// A server being started.
 struct Starting {
     config: ServerConfig,
     slot: Arc<Slot>,
     /// Its tool list from the last start, if remembered.
     remembered: Option<Vec<rmcp::model::Tool>>,
-    task: JoinHandle<()>,
+    task: StartupTask,
 }
 
 /// Servers being started in the background.
@@ -109,7 +119,7 @@ impl McpStartup {
                     task_slot.settle(state);
                     drop(unsettled);
                 });
-                Starting { config: server.clone(), slot, remembered, task }
+                Starting { config: server.clone(), slot, remembered, task: StartupTask(task) }
             })
             .collect();
         McpStartup { servers, config, settings }
@@ -186,7 +196,7 @@ struct Running {
     known: Vec<String>,
     /// How many of them are offered.
     offered: usize,
-    task: JoinHandle<()>,
+    task: StartupTask,
     /// Whether its outcome was said (servers waited for are said at start).
     told: AtomicBool,
 }
@@ -294,7 +304,7 @@ impl McpServers {
     /// server still starting is stopped.
     pub async fn shutdown(&self) {
         for server in &self.running {
-            server.task.abort();
+            server.task.0.abort();
         }
         let connections: Vec<_> = self
             .running
@@ -305,12 +315,6 @@ impl McpServers {
             })
             .collect();
         futures::future::join_all(connections.iter().map(|connection| connection.shutdown())).await;
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.task.abort();
     }
 }
 

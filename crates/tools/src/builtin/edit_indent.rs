@@ -15,7 +15,8 @@ pub(crate) fn as_sibling(text: &str, old: &str, new: &str) -> Option<String> {
     if indent == 0 || !["def ", "async def ", "class "].iter().any(|start| keyword.starts_with(start)) {
         return None;
     }
-    let before = &text[..text.find(old)? + old.len()];
+    let end = text.find(old)? + old.len();
+    let before = &text[..end];
     let target = before
         .lines()
         .rev()
@@ -26,6 +27,14 @@ pub(crate) fn as_sibling(text: &str, old: &str, new: &str) -> Option<String> {
                 && ["def ", "async def ", "class "].iter().any(|start| trimmed.starts_with(start))
         })
         .map(indentation)?;
+    // The enclosing function must end where the definition was put: code below it would become
+    // the new definition's.
+    let mut after = text[end..].lines();
+    if after.next().is_some_and(|rest| !rest.trim().is_empty())
+        || after.find(|line| !line.trim().is_empty()).is_some_and(|next| indentation(next) > target)
+    {
+        return None;
+    }
     let shift = indent - target;
     let mut dedented = String::with_capacity(added.len());
     for line in added.split_inclusive('\n') {
@@ -90,6 +99,13 @@ mod tests {
         assert_eq!(as_sibling(FILE, "    return 50", "    return 50\n\ndef c():\n    pass"), None);
         assert_eq!(as_sibling(FILE, "    return 50", "    return 50\n    x = 1"), None);
         assert_eq!(as_sibling(FILE, "    return 50", "    return 50\n    def c():\npass"), None);
+    }
+
+    #[test]
+    fn code_below_the_insertion_is_never_taken_into_the_new_definition() {
+        let file = "def a(x):\n    if x:\n        return 1\n    return 2\n";
+        let new = "        return 1\n        def b():\n            print(3)";
+        assert_eq!(as_sibling(file, "        return 1", new), None);
     }
 
     #[test]
