@@ -34,9 +34,8 @@ impl KeptFiles {
         for negation in ["do not ", "don't ", "dont ", "never ", "must not ", "should not "] {
             for (at, _) in lower.match_indices(negation).filter(|(at, _)| starts_word(&lower, *at)) {
                 let rest = &prompt[at + negation.len()..];
-                let Some(verb) =
-                    CHANGE_VERBS.iter().find(|verb| rest.to_ascii_lowercase().starts_with(*verb))
-                else {
+                let rest_lower = &lower[at + negation.len()..];
+                let Some(verb) = CHANGE_VERBS.iter().find(|verb| rest_lower.starts_with(*verb)) else {
                     continue;
                 };
                 objects.push(object(clause(&rest[verb.len()..])));
@@ -45,8 +44,8 @@ impl KeptFiles {
         for keep in ["leave ", "keep "] {
             for (at, _) in lower.match_indices(keep).filter(|(at, _)| starts_word(&lower, *at)) {
                 let rest = clause(&prompt[at + keep.len()..]);
-                let rest_lower = rest.to_ascii_lowercase();
-                let end = UNCHANGED.iter().filter_map(|word| find_word(&rest_lower, word)).min();
+                let rest_lower = &lower[at + keep.len()..][..rest.len()];
+                let end = UNCHANGED.iter().filter_map(|word| find_word(rest_lower, word)).min();
                 if let Some(end) = end {
                     objects.push(&rest[..end]);
                 }

@@ -288,10 +288,10 @@ impl McpServers {
     /// [`McpServers::launch`] after `delay`, in a task of its own (must be called inside a Tokio
     /// runtime); nothing when no server waits.
     pub fn launch_after(&self, delay: std::time::Duration) {
-        let slots: Vec<Arc<Slot>> = self.running.iter().map(|server| server.slot.clone()).collect();
-        if slots.iter().all(|slot| slot.is_launched()) {
+        if self.running.iter().all(|server| server.slot.is_launched()) {
             return;
         }
+        let slots: Vec<Arc<Slot>> = self.running.iter().map(|server| server.slot.clone()).collect();
         tokio::spawn(async move {
             tokio::time::sleep(delay).await;
             for slot in slots {
